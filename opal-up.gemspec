@@ -1,0 +1,21 @@
+# frozen_string_literal: true
+
+require_relative "lib/up/version"
+
+Gem::Specification.new do |spec|
+  spec.name = "opal-up"
+  spec.version = Up::VERSION
+  spec.summary = "UP!, a fast and strict Rack server with a native engine"
+  spec.description = "A Rack 3.2 server for MRI (up_ruby) whose HTTP/1.1 engine is written in C."
+  spec.authors = ["UP! developers"]
+  spec.license = "MIT"
+  spec.required_ruby_version = ">= 3.1"
+
+  spec.files = Dir["lib/**/*.rb", "ext/up/**/*.{c,h,rb}", "exe/*", "README.md"]
+  spec.bindir = "exe"
+  spec.executables = ["up_ruby"]
+  spec.extensions = ["ext/up/extconf.rb"]
+  spec.require_paths = ["lib"]
+
+  spec.add_dependency "rack", ">= 3.0", "< 4"
+end
