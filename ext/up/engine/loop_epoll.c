@@ -1,0 +1,169 @@
+/* The epoll backend of loop.h, used by the MRI binding. Level-triggered: a connection that
+ * stops reading mid-buffer (pipelining back-pressure) is simply not watched for reads, and no
+ * readiness is ever lost between a partial read and the next wait. */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "loop.h"
+#include "memory.h"
+
+#define MAX_EVENTS 256
+
+struct up_loop_t {
+    int epfd;
+    up_watcher_t wake_watcher;
+    up_loop_cb wake_cb;
+    void *wake_data;
+    up_loop_cb tick_cb;
+    void *tick_data;
+    unsigned tick_interval;
+    uint64_t next_tick;
+    uint64_t now;
+    int num_ready;
+    struct epoll_event ready[MAX_EVENTS];
+};
+
+static uint64_t clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void wake_on_read(up_watcher_t *w, unsigned revents)
+{
+    up_loop_t *loop = (up_loop_t *)((char *)w - offsetof(up_loop_t, wake_watcher));
+    uint64_t count;
+    (void)revents;
+    while (read(w->fd, &count, sizeof(count)) < 0 && errno == EINTR)
+        ;
+    if (loop->wake_cb != NULL)
+        loop->wake_cb(loop->wake_data);
+}
+
+up_loop_t *up_loop_new(void)
+{
+    up_loop_t *loop = up_calloc(1, sizeof(*loop));
+    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+    loop->wake_watcher.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (loop->epfd < 0 || loop->wake_watcher.fd < 0) {
+        up_loop_free(loop);
+        return NULL;
+    }
+    loop->wake_watcher.cb = wake_on_read;
+    if (up_loop_watch(loop, &loop->wake_watcher, UP_EV_READ) != 0) {
+        up_loop_free(loop);
+        return NULL;
+    }
+    loop->now = clock_ms();
+    return loop;
+}
+
+void up_loop_free(up_loop_t *loop)
+{
+    if (loop->wake_watcher.fd >= 0)
+        close(loop->wake_watcher.fd);
+    if (loop->epfd >= 0)
+        close(loop->epfd);
+    free(loop);
+}
+
+int up_loop_watch(up_loop_t *loop, up_watcher_t *w, unsigned events)
+{
+    struct epoll_event ev = {0};
+    int op;
+    if (events == w->events)
+        return 0;
+    if (events == 0) {
+        op = EPOLL_CTL_DEL;
+    } else {
+        op = w->events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+        ev.events = ((events & UP_EV_READ) ? EPOLLIN | EPOLLRDHUP : 0) |
+                    ((events & UP_EV_WRITE) ? EPOLLOUT : 0);
+        ev.data.ptr = w;
+    }
+    if (epoll_ctl(loop->epfd, op, w->fd, &ev) != 0)
+        return -1;
+    w->events = events;
+    return 0;
+}
+
+void up_loop_unwatch(up_loop_t *loop, up_watcher_t *w)
+{
+    if (w->events != 0)
+        up_loop_watch(loop, w, 0);
+    /* An event for w may still sit in this iteration's ready list; drop it so the callback of
+     * a freed owner never runs. */
+    for (int i = 0; i < loop->num_ready; i++) {
+        if (loop->ready[i].data.ptr == w)
+            loop->ready[i].data.ptr = NULL;
+    }
+}
+
+void up_loop_set_tick(up_loop_t *loop, unsigned interval_ms, up_loop_cb cb, void *data)
+{
+    loop->tick_interval = interval_ms;
+    loop->tick_cb = cb;
+    loop->tick_data = data;
+    loop->next_tick = clock_ms() + interval_ms;
+}
+
+void up_loop_set_wake(up_loop_t *loop, up_loop_cb cb, void *data)
+{
+    loop->wake_cb = cb;
+    loop->wake_data = data;
+}
+
+void up_loop_wake(up_loop_t *loop)
+{
+    uint64_t one = 1;
+    ssize_t r;
+    /* EAGAIN means the counter is already non-zero: the loop will wake anyway. */
+    do {
+        r = write(loop->wake_watcher.fd, &one, sizeof(one));
+    } while (r < 0 && errno == EINTR);
+}
+
+uint64_t up_loop_now(up_loop_t *loop)
+{
+    return loop->now;
+}
+
+void up_loop_wait(up_loop_t *loop, int timeout_ms)
+{
+    int wait = -1;
+    if (loop->tick_cb != NULL) {
+        uint64_t now = clock_ms();
+        wait = loop->next_tick > now ? (int)(loop->next_tick - now) : 0;
+    }
+    if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
+        wait = timeout_ms;
+    int n = epoll_wait(loop->epfd, loop->ready, MAX_EVENTS, wait);
+    loop->num_ready = n > 0 ? n : 0;
+    loop->now = clock_ms();
+}
+
+void up_loop_dispatch(up_loop_t *loop)
+{
+    for (int i = 0; i < loop->num_ready; i++) {
+        up_watcher_t *w = loop->ready[i].data.ptr;
+        if (w == NULL)
+            continue;
+        uint32_t e = loop->ready[i].events;
+        unsigned revents = ((e & (EPOLLIN | EPOLLRDHUP)) ? UP_EV_READ : 0) |
+                           ((e & EPOLLOUT) ? UP_EV_WRITE : 0) |
+                           ((e & (EPOLLERR | EPOLLHUP)) ? UP_EV_ERROR | UP_EV_READ : 0);
+        w->cb(w, revents);
+    }
+    loop->num_ready = 0;
+    if (loop->tick_cb != NULL && loop->now >= loop->next_tick) {
+        loop->next_tick = loop->now + loop->tick_interval;
+        loop->tick_cb(loop->tick_data);
+    }
+}

@@ -1,0 +1,422 @@
+/* The response writer; see response.h for the contract. */
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "response.h"
+
+/* RFC 9110 §5.6.2 tchar, for response field names. */
+static const unsigned char token_chars[256] = {
+    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
+    ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
+    ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+    ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
+const char *up_status_reason(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 102: return "Processing";
+    case 103: return "Early Hints";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 203: return "Non-Authoritative Information";
+    case 204: return "No Content";
+    case 205: return "Reset Content";
+    case 206: return "Partial Content";
+    case 207: return "Multi-Status";
+    case 208: return "Already Reported";
+    case 226: return "IM Used";
+    case 300: return "Multiple Choices";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 305: return "Use Proxy";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 402: return "Payment Required";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 407: return "Proxy Authentication Required";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
+    case 417: return "Expectation Failed";
+    case 421: return "Misdirected Request";
+    case 422: return "Unprocessable Content";
+    case 423: return "Locked";
+    case 424: return "Failed Dependency";
+    case 425: return "Too Early";
+    case 426: return "Upgrade Required";
+    case 428: return "Precondition Required";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 451: return "Unavailable For Legal Reasons";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    case 506: return "Variant Also Negotiates";
+    case 507: return "Insufficient Storage";
+    case 508: return "Loop Detected";
+    case 511: return "Network Authentication Required";
+    default: return "";
+    }
+}
+
+static void out(up_conn_t *conn, const char *data, size_t len)
+{
+    memcpy(up_conn_out_reserve(conn, len), data, len);
+    up_conn_out_commit(conn, len);
+}
+
+#define OUT_LIT(conn, s) out((conn), (s), sizeof(s) - 1)
+
+static void out_u64(up_conn_t *conn, uint64_t v)
+{
+    char digits[24];
+    int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+    out(conn, digits, (size_t)n);
+}
+
+void up_response_reset(up_conn_t *conn)
+{
+    const up_http1_request_t *head = &conn->req.head;
+    conn->res = (up_response_state_t){0};
+    conn->res.content_length = -1;
+    conn->res.head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
+    conn->res.keep_alive = head->keep_alive && !conn->server->stopping;
+}
+
+static int lower_eq(const char *name, size_t len, const char *lit, size_t lit_len)
+{
+    if (len != lit_len)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        if (c != lit[i])
+            return 0;
+    }
+    return 1;
+}
+
+#define NAME_IS(name, len, lit) lower_eq((name), (len), (lit), sizeof(lit) - 1)
+
+up_response_error_t up_response_start(up_conn_t *conn, int status)
+{
+    up_response_state_t *res = &conn->res;
+    if (res->started && !res->finished)
+        return UP_RESPONSE_E_STATE;
+    if (status < 100 || status > 999)
+        return UP_RESPONSE_E_BAD_STATUS;
+    int keep_alive = res->keep_alive, head_only = res->head_only;
+    *res = (up_response_state_t){0};
+    res->keep_alive = keep_alive;
+    res->head_only = head_only;
+    res->content_length = -1;
+    res->status = status;
+    res->started = 1;
+    res->no_body = status < 200 || status == 204 || status == 304;
+    res->start_total = conn->_out_total;
+
+    const char *reason = up_status_reason(status);
+    size_t reason_len = strlen(reason);
+    char *p = up_conn_out_reserve(conn, 16 + reason_len);
+    memcpy(p, "HTTP/1.1 ", 9);
+    p[9] = (char)('0' + status / 100);
+    p[10] = (char)('0' + status / 10 % 10);
+    p[11] = (char)('0' + status % 10);
+    p[12] = ' ';
+    memcpy(p + 13, reason, reason_len);
+    p[13 + reason_len] = '\r';
+    p[14 + reason_len] = '\n';
+    up_conn_out_commit(conn, 15 + reason_len);
+    return UP_RESPONSE_OK;
+}
+
+/* content-length as the app gave it: 1*DIGIT that fits in 63 bits. */
+static int64_t parse_length(const char *v, size_t len)
+{
+    if (len == 0 || len > 18)
+        return -1;
+    int64_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        n = n * 10 + (v[i] - '0');
+    }
+    return n;
+}
+
+static int value_has_close(const char *v, size_t len)
+{
+    for (size_t i = 0; i + 5 <= len; i++) {
+        if (lower_eq(v + i, 5, "close", 5))
+            return 1;
+    }
+    return 0;
+}
+
+static void out_header(up_conn_t *conn, const char *name, size_t name_len, const char *value,
+                       size_t value_len)
+{
+    char *p = up_conn_out_reserve(conn, name_len + value_len + 4);
+    for (size_t i = 0; i < name_len; i++) {
+        char c = name[i];
+        p[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+    }
+    p += name_len;
+    *p++ = ':';
+    *p++ = ' ';
+    memcpy(p, value, value_len);
+    p[value_len] = '\r';
+    p[value_len + 1] = '\n';
+    up_conn_out_commit(conn, name_len + value_len + 4);
+}
+
+up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
+                                           const char *value, size_t value_len)
+{
+    up_response_state_t *res = &conn->res;
+    if (!res->started || res->head_done)
+        return UP_RESPONSE_E_STATE;
+    if (name_len == 0)
+        return UP_RESPONSE_E_BAD_HEADER_NAME;
+    for (size_t i = 0; i < name_len; i++) {
+        if (!token_chars[(unsigned char)name[i]])
+            return UP_RESPONSE_E_BAD_HEADER_NAME;
+    }
+    for (size_t i = 0; i < value_len; i++) {
+        char c = value[i];
+        if (c == '\r' || c == '\n' || c == '\0')
+            return UP_RESPONSE_E_BAD_HEADER_VALUE;
+    }
+
+    switch (name_len) {
+    case 4:
+        if (NAME_IS(name, name_len, "date"))
+            res->has_date = 1;
+        break;
+    case 10:
+        if (NAME_IS(name, name_len, "connection") && res->status != 101) {
+            if (value_has_close(value, value_len))
+                res->keep_alive = 0;
+            return UP_RESPONSE_OK;
+        }
+        break;
+    case 14:
+        if (NAME_IS(name, name_len, "content-length")) {
+            int64_t n = parse_length(value, value_len);
+            if (n < 0 || (res->content_length >= 0 && res->content_length != n))
+                return UP_RESPONSE_E_BAD_CONTENT_LENGTH;
+            if (!res->no_body)
+                res->content_length = n;
+            return UP_RESPONSE_OK;
+        }
+        break;
+    case 17:
+        if (NAME_IS(name, name_len, "transfer-encoding")) {
+            if (res->no_body || res->head_only)
+                return UP_RESPONSE_OK;
+            res->has_transfer_encoding = 1;
+        }
+        break;
+    }
+    out_header(conn, name, name_len, value, value_len);
+    return UP_RESPONSE_OK;
+}
+
+up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
+{
+    up_response_state_t *res = &conn->res;
+    if (!res->started || res->head_done)
+        return UP_RESPONSE_E_STATE;
+
+    if (res->status < 200) {
+        /* An interim response: blank line, then the final one may start (RFC 9110 §15.2). */
+        OUT_LIT(conn, "\r\n");
+        res->started = 0;
+        res->finished = 1;
+        return UP_RESPONSE_OK;
+    }
+
+    int64_t length = res->content_length >= 0 ? res->content_length : body_length;
+    if (res->no_body) {
+        res->framing = UP_FRAMING_NONE;
+    } else if (res->has_transfer_encoding) {
+        /* Rack 3 dropped Rack::Chunked; an app that frames its own body is sent as is, and
+         * the close is what ends it for sure. */
+        res->framing = res->head_only ? UP_FRAMING_NONE : UP_FRAMING_RAW;
+        res->keep_alive = 0;
+    } else if (length >= 0) {
+        res->framing = res->head_only ? UP_FRAMING_NONE : UP_FRAMING_LENGTH;
+        res->body_left = (uint64_t)length;
+        OUT_LIT(conn, "content-length: ");
+        out_u64(conn, (uint64_t)length);
+        OUT_LIT(conn, "\r\n");
+    } else if (res->head_only) {
+        res->framing = UP_FRAMING_NONE;
+    } else if (conn->req.head.minor_version >= 1) {
+        res->framing = UP_FRAMING_CHUNKED;
+        OUT_LIT(conn, "transfer-encoding: chunked\r\n");
+    } else {
+        res->framing = UP_FRAMING_CLOSE;
+        res->keep_alive = 0;
+    }
+
+    if (!res->keep_alive)
+        OUT_LIT(conn, "connection: close\r\n");
+    else if (conn->req.head.minor_version == 0)
+        OUT_LIT(conn, "connection: keep-alive\r\n");
+    if (!res->has_date) {
+        char *p = up_conn_out_reserve(conn, 6 + UP_DATE_LEN + 2);
+        memcpy(p, "date: ", 6);
+        up_date_copy(&conn->server->date, p + 6);
+        memcpy(p + 6 + UP_DATE_LEN, "\r\n", 2);
+        up_conn_out_commit(conn, 6 + UP_DATE_LEN + 2);
+    }
+    OUT_LIT(conn, "\r\n");
+    res->head_done = 1;
+    return UP_RESPONSE_OK;
+}
+
+up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len)
+{
+    up_response_state_t *res = &conn->res;
+    if (!res->head_done || res->finished)
+        return UP_RESPONSE_E_STATE;
+    if (conn->broken)
+        return UP_RESPONSE_E_CLIENT_GONE;
+    switch (res->framing) {
+    case UP_FRAMING_NONE:
+        break;
+    case UP_FRAMING_LENGTH:
+        if (len > res->body_left)
+            len = (size_t)res->body_left;
+        res->body_left -= len;
+        out(conn, data, len);
+        break;
+    case UP_FRAMING_CHUNKED:
+        if (len > 0) {
+            char size[24];
+            int n = snprintf(size, sizeof(size), "%zx\r\n", len);
+            out(conn, size, (size_t)n);
+            out(conn, data, len);
+            OUT_LIT(conn, "\r\n");
+        }
+        break;
+    case UP_FRAMING_CLOSE:
+    case UP_FRAMING_RAW:
+        out(conn, data, len);
+        break;
+    }
+    return UP_RESPONSE_OK;
+}
+
+up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len)
+{
+    up_response_state_t *res = &conn->res;
+    if (!res->head_done || res->finished || conn->_file_fd >= 0) {
+        close(fd);
+        return UP_RESPONSE_E_STATE;
+    }
+    if (res->framing == UP_FRAMING_LENGTH) {
+        if (len > res->body_left)
+            len = res->body_left;
+        res->body_left -= len;
+    } else if (res->framing == UP_FRAMING_NONE) {
+        close(fd);
+        return UP_RESPONSE_OK;
+    } else if (res->framing == UP_FRAMING_CHUNKED) {
+        /* The binding passes a file's size to end_head, so this is a misuse. */
+        close(fd);
+        return UP_RESPONSE_E_STATE;
+    }
+    conn->_file_fd = fd;
+    conn->_file_off = offset;
+    conn->_file_left = len;
+    conn->_out_total += len;
+    return UP_RESPONSE_OK;
+}
+
+up_response_error_t up_response_finish(up_conn_t *conn)
+{
+    up_response_state_t *res = &conn->res;
+    if (!res->head_done || res->finished)
+        return UP_RESPONSE_E_STATE;
+    if (res->framing == UP_FRAMING_CHUNKED)
+        OUT_LIT(conn, "0\r\n\r\n");
+    else if (res->framing == UP_FRAMING_LENGTH && res->body_left > 0)
+        res->keep_alive = 0; /* the client will see a short body; only a close tells it */
+    res->finished = 1;
+    return UP_RESPONSE_OK;
+}
+
+int up_response_rollback(up_conn_t *conn)
+{
+    up_response_state_t *res = &conn->res;
+    if (!res->started)
+        return 1;
+    if (conn->_sent_total > res->start_total) {
+        res->keep_alive = 0;
+        res->finished = 1;
+        return 0;
+    }
+    uint64_t queued = conn->_out_total - res->start_total;
+    if (conn->_file_fd >= 0) {
+        queued -= conn->_file_left;
+        close(conn->_file_fd);
+        conn->_file_fd = -1;
+        conn->_file_left = 0;
+    }
+    conn->_wbuf.len -= (size_t)queued;
+    conn->_out_total = res->start_total;
+    res->started = 0;
+    res->head_done = 0;
+    res->finished = 0;
+    return 1;
+}
+
+void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)
+{
+    size_t body_len = strlen(body);
+    if (close)
+        conn->res.keep_alive = 0;
+    up_response_start(conn, status);
+    OUT_LIT(conn, "content-type: text/plain; charset=utf-8\r\n");
+    up_response_end_head(conn, (int64_t)body_len + 1);
+    up_response_write(conn, body, body_len);
+    up_response_write(conn, "\n", 1);
+    up_response_finish(conn);
+}
+
+void up_response_send_continue(up_conn_t *conn)
+{
+    OUT_LIT(conn, "HTTP/1.1 100 Continue\r\n\r\n");
+}

@@ -1,0 +1,111 @@
+#ifndef UP_SERVER_H
+#define UP_SERVER_H
+
+/* A server: its listening sockets, its connections, their limits and timeouts, and the bridge
+ * to the binding that answers requests. One per worker process, driven by one loop. */
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "buffer.h"
+#include "date.h"
+#include "loop.h"
+#include "timer.h"
+
+typedef struct up_conn_t up_conn_t;
+typedef struct up_server_t up_server_t;
+
+/* Limits are checked where bytes enter; each has a CLI option. */
+typedef struct up_server_config_t {
+    size_t max_head_size;     /* request line + headers, bytes: 431 past it */
+    size_t max_headers;       /* header fields per request: 431 past it */
+    uint64_t max_body_size;   /* bytes, 0 for no limit: 413 past it, before reading */
+    uint64_t spool_threshold; /* bodies bigger than this go to a temporary file */
+    unsigned head_timeout_ms; /* first byte to the end of the head: 408 */
+    unsigned body_timeout_ms; /* longest pause while a body is read: 408 */
+    unsigned keepalive_timeout_ms; /* idle connection between requests: closed */
+    unsigned write_timeout_ms;     /* longest wait for a client to take response bytes */
+    unsigned max_pipeline;    /* responses held before they are written out */
+    const char *tmp_dir;      /* where bodies are spooled */
+} up_server_config_t;
+
+#define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)
+#define UP_DEFAULT_MAX_HEADERS 100
+#define UP_DEFAULT_MAX_BODY_SIZE (1024ull * 1024 * 1024)
+#define UP_DEFAULT_SPOOL_THRESHOLD (1024 * 1024)
+#define UP_DEFAULT_HEAD_TIMEOUT_MS 10000
+#define UP_DEFAULT_BODY_TIMEOUT_MS 30000
+#define UP_DEFAULT_KEEPALIVE_TIMEOUT_MS 20000
+#define UP_DEFAULT_WRITE_TIMEOUT_MS 30000
+#define UP_DEFAULT_MAX_PIPELINE 32
+/* Bytes a lingering close reads and drops, and for how long, so that an error response is not
+ * destroyed by a TCP reset before the client reads it. */
+#define UP_LINGER_TIMEOUT_MS 2000
+
+void up_server_config_defaults(up_server_config_t *cfg);
+
+typedef enum up_request_result_t {
+    UP_REQUEST_DONE,    /* the response is queued; the engine goes on with the connection */
+    UP_REQUEST_DEFERRED /* another thread answers, then calls up_conn_resume */
+} up_request_result_t;
+
+typedef struct up_server_handler_t {
+    /* A request head and its whole body are in (conn->req). Runs on the loop thread. The
+     * response is written with the up_response_* calls, then DONE is returned, or the
+     * connection is handed to another thread and DEFERRED returned. */
+    up_request_result_t (*on_request)(up_conn_t *conn, void *user);
+    /* A problem worth a log line that no request can report (accept failing, a spool file
+     * that cannot be written). */
+    void (*on_log)(const char *message, void *user);
+    void *user;
+} up_server_handler_t;
+
+/* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks. */
+typedef struct up_listener_t {
+    up_watcher_t watcher;
+    up_server_t *server;
+    char host[64]; /* numeric address ("127.0.0.1", "[::1]") */
+    char port[8];
+    struct up_listener_t *next;
+} up_listener_t;
+
+struct up_server_t {
+    up_loop_t *loop;
+    up_server_config_t config;
+    up_server_handler_t handler;
+    up_buffer_pool_t pool;
+    up_date_t date;
+    up_listener_t *listeners;
+    up_conn_t *conns; /* every open connection, for shutdown */
+    size_t num_conns;
+    int stopping;
+    up_timer_list_t keepalive_timers, head_timers, body_timers, write_timers, linger_timers;
+    /* Connections that app threads finished with, handed back to the loop thread. */
+    pthread_mutex_t resume_lock;
+    up_conn_t *resume_head;
+};
+
+up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
+                           const up_server_handler_t *handler);
+/* Closes everything and frees the server (not the loop). */
+void up_server_free(up_server_t *server);
+
+/* Binds every address host resolves to (NULL: all interfaces) on port and starts accepting.
+ * Returns 0, or -1 with a message in err (a static or strerror string, e.g. "Address already
+ * in use"). */
+int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err);
+/* Starts accepting on a socket that is already bound and listening (inherited from a master). */
+int up_server_adopt_listener(up_server_t *server, int fd, const char **err);
+
+/* Graceful stop, begun on the loop thread: stop accepting, close idle connections, and make
+ * busy ones close after their current response. up_server_num_conns tells when it is done. */
+void up_server_stop(up_server_t *server);
+size_t up_server_num_conns(const up_server_t *server);
+/* Closes whatever is still open, busy or not: the graceful deadline has passed. Connections
+ * held by app threads are only marked; they close when handed back. */
+void up_server_close_all(up_server_t *server);
+
+/* Hands a DEFERRED connection back to the loop thread; callable from any thread. */
+void up_conn_resume(up_conn_t *conn);
+
+#endif

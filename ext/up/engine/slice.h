@@ -1,0 +1,27 @@
+#ifndef UP_SLICE_H
+#define UP_SLICE_H
+
+#include <stddef.h>
+#include <string.h>
+
+/* A borrowed run of bytes: the engine hands these out instead of copies. The memory belongs to
+ * whoever filled it (normally a connection's read buffer) and is valid until that owner moves
+ * on to the next request. */
+typedef struct up_slice_t {
+    const char *base;
+    size_t len;
+} up_slice_t;
+
+#define UP_SLICE_LIT(s) ((up_slice_t){(s), sizeof(s) - 1})
+
+static inline up_slice_t up_slice(const char *base, size_t len)
+{
+    return (up_slice_t){base, len};
+}
+
+static inline int up_slice_eq(up_slice_t s, const char *lit, size_t lit_len)
+{
+    return s.len == lit_len && memcmp(s.base, lit, lit_len) == 0;
+}
+
+#endif

@@ -1,0 +1,22 @@
+# frozen_string_literal: true
+
+# Builds the engine (engine/*.c, no Ruby headers) and the MRI binding (ruby/*.c) into one
+# extension, up/up_ext.
+require "mkmf"
+
+dir = File.expand_path(__dir__)
+engine = Dir[File.join(dir, "engine", "*.c")].sort
+binding = Dir[File.join(dir, "ruby", "*.c")].sort
+basenames = (engine + binding).map { |f| File.basename(f) }
+abort "engine and binding files must have distinct names" if basenames.uniq.size != basenames.size
+
+$srcs = basenames
+$VPATH << "$(srcdir)/engine" << "$(srcdir)/ruby"
+$INCFLAGS << " -I$(srcdir)/engine -I$(srcdir)/ruby"
+$CFLAGS << " -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter"
+$CFLAGS << " -O2" unless $CFLAGS.include?("-O")
+
+have_header("sys/epoll.h") or abort "UP! needs Linux epoll"
+have_library("pthread")
+
+create_makefile("up/up_ext")
