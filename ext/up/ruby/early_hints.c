@@ -1,0 +1,62 @@
+/* Up::EarlyHints, the rack.early_hints callable: each call sends a 103 Early Hints with the
+ * given headers (RFC 8297) ahead of the final response. HTTP/1.0 clients get nothing (they
+ * know no 1xx), and neither does a request whose final response has begun. */
+
+#include "binding.h"
+
+typedef struct hints_t {
+    up_conn_t *conn; /* NULL once the request is over */
+} hints_t;
+
+static VALUE cEarlyHints;
+
+static size_t hints_size(const void *p)
+{
+    (void)p;
+    return sizeof(hints_t);
+}
+
+static const rb_data_type_t hints_type = {
+    .wrap_struct_name = "Up::EarlyHints",
+    .function = {.dmark = NULL, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = hints_size, .dcompact = NULL},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
+};
+
+VALUE up_rb_early_hints_new(up_conn_t *conn)
+{
+    hints_t *h;
+    VALUE obj = TypedData_Make_Struct(cEarlyHints, hints_t, &hints_type, h);
+    h->conn = conn;
+    return obj;
+}
+
+void up_rb_early_hints_detach(VALUE obj)
+{
+    ((hints_t *)rb_check_typeddata(obj, &hints_type))->conn = NULL;
+}
+
+static VALUE EarlyHints_call(VALUE self, VALUE headers)
+{
+    hints_t *h = rb_check_typeddata(self, &hints_type);
+    up_conn_t *conn = h->conn;
+    Check_Type(headers, T_HASH);
+    if (conn == NULL || conn->req.head.minor_version == 0 || conn->broken ||
+        (conn->res.started && !conn->res.finished) || conn->res.head_done)
+        return Qnil;
+    up_response_start(conn, 103);
+    VALUE message = Qnil;
+    if (up_rb_add_headers(conn, headers, &message) != 0) {
+        up_response_rollback(conn);
+        rb_raise(rb_eArgError, "rack.early_hints: %" PRIsVALUE, message);
+    }
+    up_response_end_head(conn, -1);
+    up_rb_flush(conn);
+    return Qnil;
+}
+
+void up_rb_init_early_hints(VALUE mUp)
+{
+    cEarlyHints = rb_define_class_under(mUp, "EarlyHints", rb_cObject);
+    rb_undef_alloc_func(cEarlyHints);
+    rb_define_method(cEarlyHints, "call", EarlyHints_call, 1);
+}

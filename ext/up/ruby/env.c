@@ -1,0 +1,254 @@
+/* The Rack env (Rack 3.2 SPEC). Keys are frozen Strings made once at load time; the constant
+ * part of the env is a template Hash that each request copies; common request headers map
+ * to ready HTTP_* keys through a table. Values are fresh binary Strings. */
+
+#include <ctype.h>
+#include <string.h>
+#include "binding.h"
+#include "http1_parser.h"
+
+#define UP_VERSION_STRING "0.1.0"
+
+static VALUE key_request_method, key_script_name, key_path_info, key_query_string,
+    key_server_name, key_server_port, key_server_protocol, key_request_uri, key_request_path,
+    key_remote_addr, key_content_length, key_content_type, key_server_software,
+    key_gateway_interface, key_rack_version, key_rack_url_scheme, key_rack_errors,
+    key_rack_multithread, key_rack_multiprocess, key_rack_run_once, key_rack_hijack_p,
+    key_http_host;
+VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
+    up_rb_key_rack_early_hints;
+
+static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost;
+
+/* Methods and common headers get ready frozen Strings; the rest are built per request. */
+static const char *const common_methods[] = {"GET",     "POST",  "PUT",     "DELETE",
+                                             "HEAD",    "PATCH", "OPTIONS", NULL};
+static VALUE method_strings[8];
+
+static const char *const common_headers[] = {
+    "accept", "accept-charset", "accept-encoding", "accept-language", "authorization",
+    "cache-control", "connection", "cookie", "dnt", "expect", "forwarded", "host",
+    "if-match", "if-modified-since", "if-none-match", "if-range", "if-unmodified-since",
+    "keep-alive", "origin", "pragma", "priority", "range", "referer", "sec-ch-ua",
+    "sec-ch-ua-mobile", "sec-ch-ua-platform", "sec-fetch-dest", "sec-fetch-mode",
+    "sec-fetch-site", "sec-fetch-user", "sec-websocket-extensions", "sec-websocket-key",
+    "sec-websocket-protocol", "sec-websocket-version", "te", "transfer-encoding", "upgrade",
+    "upgrade-insecure-requests", "user-agent", "via", "x-csrf-token", "x-forwarded-for",
+    "x-forwarded-host", "x-forwarded-port", "x-forwarded-proto", "x-real-ip",
+    "x-request-id", "x-requested-with", NULL};
+#define NUM_COMMON_HEADERS (sizeof(common_headers) / sizeof(common_headers[0]) - 1)
+static VALUE common_header_keys[NUM_COMMON_HEADERS];
+static unsigned char common_header_lens[NUM_COMMON_HEADERS];
+
+static VALUE frozen(const char *s)
+{
+    VALUE str = rb_obj_freeze(rb_str_new_cstr(s));
+    rb_gc_register_mark_object(str);
+    return str;
+}
+
+static VALUE header_key_for(const char *name, size_t len, VALUE (*make)(const char *, long))
+{
+    char stack[256];
+    char *key = len + 5 <= sizeof(stack) ? stack : ruby_xmalloc(len + 5);
+    memcpy(key, "HTTP_", 5);
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        key[5 + i] = c == '-' ? '_' : (char)toupper((unsigned char)c);
+    }
+    VALUE str = make(key, (long)(len + 5));
+    if (key != stack)
+        ruby_xfree(key);
+    return str;
+}
+
+static VALUE make_registered(const char *s, long len)
+{
+    VALUE str = rb_obj_freeze(rb_str_new(s, len));
+    rb_gc_register_mark_object(str);
+    return str;
+}
+
+void up_rb_init_env(VALUE mUp)
+{
+    key_request_method = up_rb_key_request_method = frozen("REQUEST_METHOD");
+    key_script_name = frozen("SCRIPT_NAME");
+    key_path_info = frozen("PATH_INFO");
+    key_query_string = frozen("QUERY_STRING");
+    key_server_name = frozen("SERVER_NAME");
+    key_server_port = frozen("SERVER_PORT");
+    key_server_protocol = frozen("SERVER_PROTOCOL");
+    key_request_uri = frozen("REQUEST_URI");
+    key_request_path = frozen("REQUEST_PATH");
+    key_remote_addr = frozen("REMOTE_ADDR");
+    key_content_length = frozen("CONTENT_LENGTH");
+    key_content_type = frozen("CONTENT_TYPE");
+    key_server_software = frozen("SERVER_SOFTWARE");
+    key_gateway_interface = frozen("GATEWAY_INTERFACE");
+    key_rack_version = frozen("rack.version");
+    key_rack_url_scheme = frozen("rack.url_scheme");
+    key_rack_errors = frozen("rack.errors");
+    key_rack_multithread = frozen("rack.multithread");
+    key_rack_multiprocess = frozen("rack.multiprocess");
+    key_rack_run_once = frozen("rack.run_once");
+    key_rack_hijack_p = frozen("rack.hijack?");
+    up_rb_key_rack_early_hints = frozen("rack.early_hints");
+    up_rb_key_rack_input = frozen("rack.input");
+    up_rb_key_response_finished = frozen("rack.response_finished");
+    key_http_host = frozen("HTTP_HOST");
+    str_empty = frozen("");
+    str_http11 = frozen("HTTP/1.1");
+    str_http10 = frozen("HTTP/1.0");
+    str_port80 = frozen("80");
+    str_http = frozen("http");
+    str_localhost = frozen("localhost");
+    for (int i = 0; common_methods[i] != NULL; i++)
+        method_strings[i] = frozen(common_methods[i]);
+    for (size_t i = 0; i < NUM_COMMON_HEADERS; i++) {
+        size_t len = strlen(common_headers[i]);
+        common_header_lens[i] = (unsigned char)len;
+        common_header_keys[i] = header_key_for(common_headers[i], len, make_registered);
+    }
+    rb_define_const(mUp, "ENGINE_VERSION", frozen(UP_VERSION_STRING));
+}
+
+VALUE up_rb_env_template(up_rb_server_t *srv)
+{
+    VALUE env = rb_hash_new();
+    VALUE version = rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3));
+    rb_hash_aset(env, key_script_name, str_empty);
+    rb_hash_aset(env, key_server_software, frozen("UP! " UP_VERSION_STRING));
+    rb_hash_aset(env, key_gateway_interface, frozen("CGI/1.2"));
+    rb_hash_aset(env, key_rack_version, rb_obj_freeze(version));
+    rb_hash_aset(env, key_rack_url_scheme, str_http);
+    rb_hash_aset(env, key_rack_errors, rb_gv_get("$stderr"));
+    rb_hash_aset(env, key_rack_multithread, srv->num_threads > 1 ? Qtrue : Qfalse);
+    rb_hash_aset(env, key_rack_multiprocess,
+                 rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse);
+    rb_hash_aset(env, key_rack_run_once, Qfalse);
+    rb_hash_aset(env, key_rack_hijack_p, Qfalse);
+    return env;
+}
+
+static VALUE slice_str(up_slice_t s)
+{
+    return rb_str_new(s.base, (long)s.len);
+}
+
+static VALUE method_value(up_slice_t m)
+{
+    for (int i = 0; common_methods[i] != NULL; i++) {
+        if (up_slice_eq(m, common_methods[i], strlen(common_methods[i])))
+            return method_strings[i];
+    }
+    return slice_str(m);
+}
+
+static int name_is(up_slice_t name, const char *lit, size_t len)
+{
+    return name.len == len && strncasecmp(name.base, lit, len) == 0;
+}
+
+static VALUE header_key(up_slice_t name)
+{
+    for (size_t i = 0; i < NUM_COMMON_HEADERS; i++) {
+        if (common_header_lens[i] == name.len &&
+            strncasecmp(name.base, common_headers[i], name.len) == 0)
+            return common_header_keys[i];
+    }
+    return header_key_for(name.base, name.len, rb_interned_str);
+}
+
+/* Repeated fields become one value, joined as RFC 9110 §5.3 says (cookies with "; ",
+ * RFC 6265 §5.4). */
+static void add_header(VALUE env, VALUE key, up_slice_t name, up_slice_t value)
+{
+    VALUE old = rb_hash_lookup2(env, key, Qundef);
+    if (old == Qundef) {
+        rb_hash_aset(env, key, slice_str(value));
+        return;
+    }
+    if (name_is(name, "cookie", 6))
+        rb_str_cat(old, "; ", 2);
+    else
+        rb_str_cat(old, ", ", 2);
+    rb_str_cat(old, value.base, (long)value.len);
+}
+
+static void add_headers(VALUE env, const up_http1_request_t *head)
+{
+    int underscored = 0;
+    for (size_t i = 0; i < head->num_headers; i++) {
+        up_slice_t name = head->headers[i].name, value = head->headers[i].value;
+        if (memchr(name.base, '_', name.len) != NULL) {
+            underscored = 1;
+            continue;
+        }
+        if (name_is(name, "content-length", 14)) {
+            rb_hash_aset(env, key_content_length, slice_str(value));
+        } else if (name_is(name, "content-type", 12)) {
+            add_header(env, key_content_type, name, value);
+        } else {
+            add_header(env, header_key(name), name, value);
+        }
+    }
+    if (!underscored)
+        return;
+    /* "X_Forwarded_For" and "X-Forwarded-For" share one env key. A client must not be able to
+     * override what a proxy set, so an underscore spelling only counts when no dash spelling
+     * exists. */
+    for (size_t i = 0; i < head->num_headers; i++) {
+        up_slice_t name = head->headers[i].name, value = head->headers[i].value;
+        if (memchr(name.base, '_', name.len) == NULL)
+            continue;
+        VALUE key = header_key(name);
+        if (rb_hash_lookup2(env, key, Qundef) == Qundef)
+            rb_hash_aset(env, key, slice_str(value));
+    }
+}
+
+static void add_server_name(VALUE env, up_conn_t *conn)
+{
+    const up_http1_request_t *head = &conn->req.head;
+    up_slice_t host, port;
+    if (head->host.len == 0) {
+        rb_hash_aset(env, key_server_name, rb_str_new_cstr(conn->listener->host));
+        rb_hash_aset(env, key_server_port, rb_str_new_cstr(conn->listener->port));
+        return;
+    }
+    up_http1_split_authority(head->host, &host, &port);
+    rb_hash_aset(env, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
+    rb_hash_aset(env, key_server_port, port.len > 0 ? slice_str(port) : str_port80);
+}
+
+VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
+{
+    const up_request_t *req = &conn->req;
+    const up_http1_request_t *head = &req->head;
+    VALUE env = rb_hash_dup(srv->env_template);
+
+    rb_hash_aset(env, key_request_method, method_value(head->method));
+    rb_hash_aset(env, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
+    rb_hash_aset(env, key_path_info, slice_str(head->path));
+    rb_hash_aset(env, key_request_path, slice_str(head->path));
+    rb_hash_aset(env, key_query_string, head->query.len > 0 ? slice_str(head->query) : str_empty);
+    rb_hash_aset(env, key_request_uri, slice_str(head->target));
+    rb_hash_aset(env, key_remote_addr, rb_str_new_cstr(conn->remote_addr));
+    add_server_name(env, conn);
+    add_headers(env, head);
+    if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
+        /* RFC 9112 §3.2.2: the target's authority replaces Host. */
+        rb_hash_aset(env, key_http_host, slice_str(head->host));
+    }
+    if (head->chunked) {
+        /* The decoded length is known once the body is in; tell the app. */
+        char digits[24];
+        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)req->body.len);
+        rb_hash_aset(env, key_content_length, rb_str_new(digits, n));
+    }
+    rb_hash_aset(env, up_rb_key_rack_input,
+                 req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
+    rb_hash_aset(env, up_rb_key_rack_early_hints, up_rb_early_hints_new(conn));
+    rb_hash_aset(env, up_rb_key_response_finished, rb_ary_new());
+    return env;
+}

@@ -1,0 +1,289 @@
+/* Up::Server, the Ruby face of one engine server: options in, listen, run (the loop, on the
+ * calling thread), stop (from any thread or a trap handler). The GVL is released only while
+ * the loop waits for events; callbacks run with it held. */
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "binding.h"
+
+static VALUE cServer, eListenError;
+
+static void server_mark(void *p)
+{
+    up_rb_server_t *srv = p;
+    rb_gc_mark_movable(srv->app);
+    rb_gc_mark_movable(srv->env_template);
+    rb_gc_mark_movable(srv->empty_input);
+    rb_gc_mark_movable(srv->threads);
+}
+
+static void server_compact(void *p)
+{
+    up_rb_server_t *srv = p;
+    srv->app = rb_gc_location(srv->app);
+    srv->env_template = rb_gc_location(srv->env_template);
+    srv->empty_input = rb_gc_location(srv->empty_input);
+    srv->threads = rb_gc_location(srv->threads);
+}
+
+static void server_free(void *p)
+{
+    up_rb_server_t *srv = p;
+    if (srv->server != NULL)
+        up_server_free(srv->server);
+    if (srv->loop != NULL)
+        up_loop_free(srv->loop);
+    free((char *)srv->config.tmp_dir);
+    pthread_mutex_destroy(&srv->queue_lock);
+    pthread_cond_destroy(&srv->queue_cond);
+    xfree(srv);
+}
+
+static size_t server_size(const void *p)
+{
+    (void)p;
+    return sizeof(up_rb_server_t);
+}
+
+static const rb_data_type_t server_type = {
+    .wrap_struct_name = "Up::Server",
+    .function = {.dmark = server_mark, .dfree = server_free, .dsize = server_size, .dcompact = server_compact},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static VALUE Server_alloc(VALUE klass)
+{
+    up_rb_server_t *srv;
+    VALUE obj = TypedData_Make_Struct(klass, up_rb_server_t, &server_type, srv);
+    srv->self = obj;
+    srv->app = srv->env_template = srv->empty_input = srv->threads = Qnil;
+    pthread_mutex_init(&srv->queue_lock, NULL);
+    pthread_cond_init(&srv->queue_cond, NULL);
+    return obj;
+}
+
+static up_rb_server_t *get(VALUE self)
+{
+    return rb_check_typeddata(self, &server_type);
+}
+
+/* ---------------------------------------------------------------- engine callbacks */
+
+static up_request_result_t on_request(up_conn_t *conn, void *user)
+{
+    up_rb_server_t *srv = user;
+    if (srv->num_threads > 0) {
+        up_rb_pool_push(srv, conn);
+        return UP_REQUEST_DEFERRED;
+    }
+    up_rb_handle_request(srv, conn);
+    return UP_REQUEST_DONE;
+}
+
+static void on_log(const char *message, void *user)
+{
+    up_rb_server_t *srv = user;
+    rb_funcall(srv->self, rb_intern("log"), 1, rb_str_new_cstr(message));
+}
+
+/* ---------------------------------------------------------------- options */
+
+static VALUE opt(VALUE options, const char *name)
+{
+    return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qnil);
+}
+
+static uint64_t opt_u64(VALUE options, const char *name, uint64_t fallback)
+{
+    VALUE v = opt(options, name);
+    if (NIL_P(v))
+        return fallback;
+    long long n = NUM2LL(v);
+    if (n < 0)
+        rb_raise(rb_eArgError, "%s must not be negative", name);
+    return (uint64_t)n;
+}
+
+/* Timeouts are given in seconds (Float allowed) and kept in milliseconds. */
+static unsigned opt_ms(VALUE options, const char *name, unsigned fallback)
+{
+    VALUE v = opt(options, name);
+    if (NIL_P(v))
+        return fallback;
+    double s = NUM2DBL(v);
+    if (s <= 0 || s > 86400)
+        rb_raise(rb_eArgError, "%s must be between 0 and 86400 seconds", name);
+    return (unsigned)(s * 1000);
+}
+
+/* Server.new(app, threads: 5, max_head_size: ..., ...) */
+static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
+{
+    up_rb_server_t *srv = get(self);
+    up_server_config_t *cfg = &srv->config;
+    Check_Type(options, T_HASH);
+    up_server_config_defaults(cfg);
+    srv->app = app;
+    srv->num_threads = (int)opt_u64(options, "threads", 0);
+    if (srv->num_threads > 1024)
+        rb_raise(rb_eArgError, "threads must be at most 1024");
+    cfg->max_head_size = opt_u64(options, "max_head_size", cfg->max_head_size);
+    cfg->max_headers = opt_u64(options, "max_headers", cfg->max_headers);
+    cfg->max_body_size = opt_u64(options, "max_body_size", cfg->max_body_size);
+    cfg->spool_threshold = opt_u64(options, "spool_threshold", cfg->spool_threshold);
+    cfg->max_pipeline = (unsigned)opt_u64(options, "max_pipeline", cfg->max_pipeline);
+    cfg->head_timeout_ms = opt_ms(options, "head_timeout", cfg->head_timeout_ms);
+    cfg->body_timeout_ms = opt_ms(options, "body_timeout", cfg->body_timeout_ms);
+    cfg->keepalive_timeout_ms = opt_ms(options, "keepalive_timeout", cfg->keepalive_timeout_ms);
+    cfg->write_timeout_ms = opt_ms(options, "write_timeout", cfg->write_timeout_ms);
+    srv->shutdown_timeout_ms = opt_ms(options, "shutdown_timeout", 30000);
+    if (cfg->max_head_size < 256 || cfg->max_headers < 1 || cfg->max_pipeline < 1)
+        rb_raise(rb_eArgError, "max_head_size, max_headers and max_pipeline are too small");
+    VALUE tmp = opt(options, "tmp_dir");
+    cfg->tmp_dir = strdup(NIL_P(tmp) ? "/tmp" : StringValueCStr(tmp));
+    rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
+
+    srv->loop = up_loop_new();
+    if (srv->loop == NULL)
+        rb_sys_fail("creating the event loop");
+    up_server_handler_t handler = {on_request, on_log, srv};
+    srv->server = up_server_new(srv->loop, cfg, &handler);
+    srv->env_template = up_rb_env_template(srv);
+    srv->empty_input = up_rb_input_empty();
+    return self;
+}
+
+/* listen(host, port): binds every address host names; raises Up::ListenError. */
+static VALUE Server_listen(VALUE self, VALUE host, VALUE port)
+{
+    up_rb_server_t *srv = get(self);
+    const char *err = NULL;
+    VALUE port_str = rb_obj_as_string(port);
+    const char *h = NIL_P(host) ? NULL : StringValueCStr(host);
+    if (up_server_listen(srv->server, h, StringValueCStr(port_str), &err) != 0)
+        rb_raise(eListenError, "cannot listen on %s:%s: %s", h ? h : "*",
+                 StringValueCStr(port_str), err ? err : "no address");
+    return self;
+}
+
+/* listen_fd(fd): serves on an inherited listening socket. */
+static VALUE Server_listen_fd(VALUE self, VALUE fd)
+{
+    const char *err = NULL;
+    if (up_server_adopt_listener(get(self)->server, NUM2INT(fd), &err) != 0)
+        rb_raise(eListenError, "cannot serve on fd %d: %s", NUM2INT(fd), err);
+    return self;
+}
+
+/* The addresses served, as [[host, port], ...]; port 0 asked for is the real one here. */
+static VALUE Server_addresses(VALUE self)
+{
+    VALUE list = rb_ary_new();
+    for (up_listener_t *l = get(self)->server->listeners; l != NULL; l = l->next)
+        rb_ary_push(list, rb_assoc_new(rb_str_new_cstr(l->host), INT2NUM(atoi(l->port))));
+    return list;
+}
+
+/* ---------------------------------------------------------------- running */
+
+static void *wait_nogvl(void *arg)
+{
+    up_rb_server_t *srv = arg;
+    /* Without the GVL: epoll_wait only; no Ruby object is touched. */
+    up_loop_wait(srv->loop, srv->stop_requested ? 100 : -1);
+    return NULL;
+}
+
+static void wake_loop(void *arg)
+{
+    up_loop_wake(((up_rb_server_t *)arg)->loop);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static VALUE run_loop(VALUE self)
+{
+    up_rb_server_t *srv = get(self);
+    int stopping = 0;
+    uint64_t deadline = 0;
+    for (;;) {
+        if (srv->stop_requested && !stopping) {
+            stopping = 1;
+            deadline = now_ms() + srv->shutdown_timeout_ms;
+            up_server_stop(srv->server);
+        }
+        if (stopping) {
+            if (up_server_num_conns(srv->server) == 0)
+                break;
+            if (now_ms() >= deadline) {
+                up_server_close_all(srv->server);
+                break;
+            }
+        }
+        rb_thread_call_without_gvl(wait_nogvl, srv, wake_loop, srv);
+        up_loop_dispatch(srv->loop);
+        rb_thread_check_ints();
+    }
+    return self;
+}
+
+static VALUE run_done(VALUE self)
+{
+    up_rb_server_t *srv = get(self);
+    up_rb_pool_stop(srv, srv->shutdown_timeout_ms / 1000.0);
+    srv->running = 0;
+    return self;
+}
+
+/* run: serves until stop is called; in-flight requests finish within shutdown_timeout. */
+static VALUE Server_run(VALUE self)
+{
+    up_rb_server_t *srv = get(self);
+    if (srv->running)
+        rb_raise(rb_eRuntimeError, "the server is already running");
+    srv->running = 1;
+    srv->stop_requested = 0;
+    if (srv->num_threads > 0)
+        up_rb_pool_start(srv);
+    return rb_ensure(run_loop, self, run_done, self);
+}
+
+/* stop: graceful; safe from any thread and from a trap block. */
+static VALUE Server_stop(VALUE self)
+{
+    up_rb_server_t *srv = get(self);
+    srv->stop_requested = 1;
+    up_loop_wake(srv->loop);
+    return self;
+}
+
+static VALUE Server_running_p(VALUE self)
+{
+    return get(self)->running ? Qtrue : Qfalse;
+}
+
+static VALUE Server_threads(VALUE self)
+{
+    return INT2NUM(get(self)->num_threads);
+}
+
+void up_rb_init_server(VALUE mUp)
+{
+    cServer = rb_define_class_under(mUp, "Server", rb_cObject);
+    eListenError = rb_define_class_under(mUp, "ListenError", rb_eStandardError);
+    rb_define_alloc_func(cServer, Server_alloc);
+    rb_define_method(cServer, "initialize", Server_initialize, 2);
+    rb_define_method(cServer, "listen", Server_listen, 2);
+    rb_define_method(cServer, "listen_fd", Server_listen_fd, 1);
+    rb_define_method(cServer, "addresses", Server_addresses, 0);
+    rb_define_method(cServer, "run", Server_run, 0);
+    rb_define_method(cServer, "stop", Server_stop, 0);
+    rb_define_method(cServer, "running?", Server_running_p, 0);
+    rb_define_method(cServer, "threads", Server_threads, 0);
+}
