@@ -1,0 +1,27 @@
+# frozen_string_literal: true
+
+require_relative "up_ext"
+require_relative "log"
+
+module Up
+  # One engine server (the C part is ext/up/ruby/server_object.c): Up::CLI and the rackup
+  # handler create it with the app and the options, call #listen and #run, and #stop it from
+  # a signal trap. This file adds what the C side calls back into: logging.
+  class Server
+    attr_writer :logger
+
+    def log_io=(io)
+      @logger = Log.new(io)
+    end
+
+    # Called by the binding, under rescue, when the app, its body or a callback raises.
+    def report_exception(error, env)
+      where = env ? "#{env["REQUEST_METHOD"]} #{env["REQUEST_URI"]}" : "building the env"
+      log("error in #{where}: #{error.full_message(highlight: false, order: :top)}")
+    end
+
+    def log(message)
+      (@logger ||= Log.new).call(message)
+    end
+  end
+end
