@@ -1,0 +1,4 @@
+# frozen_string_literal: true
+
+# Hello world: the seed benchmark app.
+run ->(_env) { [200, { "content-type" => "text/plain" }, ["Hello World"]] }

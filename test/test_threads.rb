@@ -1,0 +1,61 @@
+# frozen_string_literal: true
+
+# -t N: app calls that sleep or wait on IO run on app threads, so they do not hold up the
+# worker's other connections; -t 0 runs the app on the loop thread.
+require_relative "helper"
+
+class TestThreads < Minitest::Test
+  include UpTestHelpers
+
+  SLOW_AND_FAST = lambda do |env|
+    sleep 1 if env["PATH_INFO"] == "/slow"
+    [200, {}, [env["PATH_INFO"]]]
+  end
+
+  def test_ten_slow_requests_do_not_hold_up_a_fast_one
+    start_server(SLOW_AND_FAST, threads: 11)
+    slow = Array.new(10) do
+      connect.tap { |s| s.write("GET /slow HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n") }
+    end
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    fast = get("/fast")
+    fast_time = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    assert_equal "/fast", fast.body
+    assert_operator fast_time, :<, 0.5, "the fast request waited for the slow ones"
+    slow.each { |s| assert_equal "/slow", read_response(s).body }
+    # All ten slept at once, not one after the other.
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0, :<, 5
+  end
+
+  def test_fewer_threads_than_slow_requests_queue_but_all_are_answered
+    start_server(SLOW_AND_FAST, threads: 2)
+    socks = Array.new(4) do
+      connect.tap { |s| s.write("GET /slow HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n") }
+    end
+    socks.each { |s| assert_equal "/slow", read_response(s).body }
+  end
+
+  def test_threaded_mode_keeps_pipelined_order
+    start_server(->(env) { [200, {}, [env["PATH_INFO"]]] }, threads: 4)
+    sock = connect
+    sock.write((0...50).map { |i| "GET /#{i} HTTP/1.1\r\nHost: h\r\n\r\n" }.join)
+    50.times { |i| assert_equal "/#{i}", read_response(sock).body }
+  end
+
+  def test_inline_mode_serves_concurrent_connections
+    start_server(->(env) { [200, {}, [env["PATH_INFO"]]] }, threads: 0)
+    socks = Array.new(20) { |i| connect.tap { |s| s.write("GET /#{i} HTTP/1.1\r\nHost: h\r\n\r\n") } }
+    socks.each_with_index { |s, i| assert_equal "/#{i}", read_response(s).body }
+  end
+
+  def test_stop_waits_for_in_flight_requests
+    server = start_server(SLOW_AND_FAST, threads: 2)
+    sock = connect
+    sock.write("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
+    sleep 0.2
+    stopper = Thread.new { server.stop }
+    res = read_response(sock)
+    assert_equal "/slow", res.body
+    assert stopper.join(5)
+  end
+end

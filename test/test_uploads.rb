@@ -1,0 +1,90 @@
+# frozen_string_literal: true
+
+# Request bodies: a 50 MB upload spooled to a temp file, concurrent uploads that must not mix,
+# and rack.input behaving like Ruby's IO (read, read(n), read(n, buf), gets, each, rewind).
+require_relative "helper"
+require "digest"
+
+class TestUploads < Minitest::Test
+  include UpTestHelpers
+
+  DIGEST = lambda do |env|
+    input = env["rack.input"]
+    digest = Digest::SHA256.new
+    while (chunk = input.read(65_536))
+      digest << chunk
+    end
+    [200, {}, ["#{digest.hexdigest} #{env["CONTENT_LENGTH"]}"]]
+  end
+
+  def upload(sock, body, chunked: false)
+    if chunked
+      sock.write("POST /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+      body.bytes.each_slice(100_003) { |s| sock.write("#{s.size.to_s(16)}\r\n#{s.pack("C*")}\r\n") }
+      sock.write("0\r\n\r\n")
+    else
+      sock.write("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\n\r\n")
+      sock.write(body)
+    end
+  end
+
+  def test_fifty_megabyte_upload_is_received_whole
+    start_server(DIGEST, spool_threshold: 1024 * 1024)
+    body = Random.new(1).bytes(50 * 1024 * 1024)
+    sock = connect
+    writer = Thread.new { upload(sock, body) }
+    res = read_response(sock)
+    writer.join
+    assert_equal "#{Digest::SHA256.hexdigest(body)} #{body.bytesize}", res.body
+  end
+
+  def test_chunked_upload_over_spool_threshold
+    start_server(DIGEST, spool_threshold: 64 * 1024)
+    body = Random.new(2).bytes(3 * 1024 * 1024 + 17)
+    sock = connect
+    writer = Thread.new { upload(sock, body, chunked: true) }
+    res = read_response(sock)
+    writer.join
+    assert_equal "#{Digest::SHA256.hexdigest(body)} #{body.bytesize}", res.body
+  end
+
+  def test_concurrent_uploads_do_not_mix
+    start_server(DIGEST, spool_threshold: 256 * 1024, threads: 4)
+    bodies = Array.new(8) { |i| Random.new(10 + i).bytes(200_000 * (i + 1)) }
+    socks = bodies.map { connect }
+    writers = socks.zip(bodies).each_with_index.map do |(sock, body), i|
+      Thread.new { upload(sock, body, chunked: i.odd?) }
+    end
+    socks.zip(bodies).each do |sock, body|
+      assert_equal "#{Digest::SHA256.hexdigest(body)} #{body.bytesize}", read_response(sock).body
+    end
+    writers.each(&:join)
+  end
+
+  def test_rack_input_reads_like_io
+    results = nil
+    start_server(lambda { |env|
+      input = env["rack.input"]
+      results = []
+      results << input.gets << input.read(3) << input.read(0)
+      buf = +"old"
+      results << input.read(4, buf) << buf.dup
+      results << input.read << input.read << input.read(1)
+      input.rewind
+      results << input.each.to_a
+      input.rewind
+      results << input.read(nil).encoding.to_s
+      [200, {}, ["ok"]]
+    }, spool_threshold: 8)
+    body = "line1\nabcdefgh\nlast"
+    res = raw_request("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\nConnection: close\r\n\r\n#{body}")
+    assert_equal "ok", res.body
+    assert_equal ["line1\n", "abc", "", "defg", "defg", "h\nlast", "", nil,
+                  ["line1\n", "abcdefgh\n", "last"], "ASCII-8BIT"], results
+  end
+
+  def test_input_without_body_is_empty
+    start_server(->(env) { [200, {}, [env["rack.input"].read.inspect, env["rack.input"].gets.inspect]] })
+    assert_equal '""nil', get.body
+  end
+end
