@@ -97,6 +97,7 @@ module Up
         @check_r.read
         server.stop
       end
+      @log.call("worker #{index} booted (pid #{Process.pid})")
       server.run
       exit!(0)
     rescue StandardError => e

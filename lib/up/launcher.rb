@@ -20,6 +20,7 @@ module Up
     end
 
     def run
+      raise_file_limit
       log_io = open_log
       app = @app || load_app
       write_pid_file
@@ -54,6 +55,15 @@ module Up
     def run_cluster(app, log_io)
       require_relative "cluster"
       Cluster.new(@options, app, @options.slice(*SERVER_OPTIONS), Log.new(log_io)).run
+    end
+
+    # Each connection is a file descriptor; the usual soft limit of 1024 would cap a server
+    # far below what the engine holds, so take what the hard limit allows.
+    def raise_file_limit
+      soft, hard = Process.getrlimit(:NOFILE)
+      Process.setrlimit(:NOFILE, hard) if soft < hard
+    rescue SystemCallError, NotImplementedError
+      nil
     end
 
     def load_app

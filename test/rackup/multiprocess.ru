@@ -1,0 +1,3 @@
+# frozen_string_literal: true
+
+run ->(env) { [200, { "content-type" => "text/plain" }, [env["rack.multiprocess"].to_s]] }

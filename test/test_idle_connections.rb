@@ -1,0 +1,44 @@
+# frozen_string_literal: true
+
+# 10,000 idle keep-alive connections must cost the worker under 40 MB: an idle connection
+# holds no buffer, only its small struct and the kernel's socket.
+require_relative "helper"
+require_relative "support/cli_process"
+
+class TestIdleConnections < Minitest::Test
+  include UpTestHelpers
+
+  COUNT = 10_000
+
+  def rss_kb(pid)
+    File.read("/proc/#{pid}/status")[/VmRSS:\s+(\d+)/, 1].to_i
+  end
+
+  def test_ten_thousand_idle_keep_alive_connections_cost_under_40_mb
+    _soft, hard = Process.getrlimit(:NOFILE)
+    assert_operator hard, :>=, COUNT + 200, "the hard file limit (#{hard}) is too low for this test"
+    Process.setrlimit(:NOFILE, hard)
+    server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "0", "test/rackup/hello.ru")
+    # Warm up, so the Ruby heap is at its working size before measuring.
+    sock = connect(server.port)
+    200.times do
+      sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+      read_response(sock)
+    end
+    before = rss_kb(server.pid)
+    socks = []
+    (COUNT / 100).times do
+      batch = Array.new(100) { TCPSocket.new("127.0.0.1", server.port) }
+      batch.each { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n") }
+      batch.each { |s| assert_equal 200, read_response(s).status }
+      socks.concat(batch)
+    end
+    grown_mb = (rss_kb(server.pid) - before) / 1024.0
+    assert_operator grown_mb, :<, 40, "#{COUNT} idle connections cost #{grown_mb.round(1)} MB"
+    # Still serving while holding them all.
+    assert_equal 200, get("/", port: server.port).status
+  ensure
+    socks&.each(&:close)
+    server&.stop
+  end
+end
