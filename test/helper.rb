@@ -36,8 +36,8 @@ module UpTestHelpers
   end
 
   def teardown
-    (@servers || []).each(&:stop)
     close_sockets
+    (@servers || []).each(&:stop)
     super
   end
 end

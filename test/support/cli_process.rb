@@ -2,17 +2,17 @@
 
 require "rbconfig"
 
-# Runs exe/up_ruby as a child process, the way a user does, and waits for its "listening on"
-# log line (never a fixed sleep) to learn the port it got.
+# Runs exe/up_ruby (or another command) as a child process, the way a user does, and waits for
+# its "listening on" log line (never a fixed sleep) to learn the port it got.
 class CLIProcess
   ROOT = File.expand_path("../..", __dir__)
   EXE = File.join(ROOT, "exe", "up_ruby")
 
   attr_reader :pid, :port, :output
 
-  def initialize(*args, wait: true)
+  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE])
     @reader, writer = IO.pipe
-    @pid = Process.spawn(RbConfig.ruby, EXE, *args, out: writer, err: writer, chdir: ROOT)
+    @pid = Process.spawn(*command, *args, out: writer, err: writer, chdir: ROOT)
     writer.close
     @output = +""
     wait_for(/listening on http:\/\/[^:]+:(\d+)/) { |m| @port = m[1].to_i } if wait
