@@ -177,6 +177,23 @@ class TestResponse < Minitest::Test
     assert_equal 64 * 65_536, request.body.bytesize
   end
 
+  def test_close_is_called_once_when_the_client_goes_away_mid_body
+    closed = Queue.new
+    body = Object.new
+    body.define_singleton_method(:each) { |&b| 2000.times { b.call("x" * 65_536) } }
+    body.define_singleton_method(:close) { closed << :close }
+    server = serve(->(env) { [200, {}, env["PATH_INFO"] == "/big" ? body : ["small"]] }, threads: 1)
+    sock = connect
+    sock.write("GET /big HTTP/1.1\r\nHost: h\r\n\r\n")
+    sock.gets("\r\n\r\n")
+    sock.read(100_000)
+    sock.close
+    assert_equal :close, closed.pop
+    assert_equal "small", get("/").body # still serving, and close was not called again meanwhile
+    assert_equal 1, closed.size
+    refute_match(/ClientDisconnected/, server.log_text)
+  end
+
   def test_app_exception_is_500_logged_and_worker_keeps_serving
     server = serve(lambda { |env|
       raise ArgumentError, "kaboom" if env["PATH_INFO"] == "/fail"
