@@ -41,6 +41,20 @@ static void log_line(up_server_t *server, const char *message)
         server->handler.on_log(message, server->handler.user);
 }
 
+static void pause_accepting(up_server_t *server)
+{
+    for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
+        up_loop_watch(server->loop, &l->watcher, 0);
+    server->accept_paused = 1;
+}
+
+static void resume_accepting(up_server_t *server)
+{
+    for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
+        up_loop_watch(server->loop, &l->watcher, UP_EV_READ);
+    server->accept_paused = 0;
+}
+
 static void expire(up_server_t *server, up_timer_list_t *list, uint64_t now)
 {
     up_timer_t *t;
@@ -55,6 +69,8 @@ static void server_on_tick(void *data)
     up_server_t *server = data;
     uint64_t now = up_loop_now(server->loop);
     up_date_refresh(&server->date);
+    if (server->accept_paused && !server->stopping)
+        resume_accepting(server);
     expire(server, &server->keepalive_timers, now);
     expire(server, &server->head_timers, now);
     expire(server, &server->body_timers, now);
@@ -151,10 +167,13 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                /* EMFILE and friends: say so; the loop tries again on the next event. */
+                /* Out of file descriptors (EMFILE) and the like: the listener stays readable,
+                 * so watching it would spin the loop. Pause accepting until the next tick. */
                 char msg[128];
-                snprintf(msg, sizeof(msg), "accept failed: %s", strerror(errno));
+                snprintf(msg, sizeof(msg), "accept failed: %s; pausing accepts for a second",
+                         strerror(errno));
                 log_line(l->server, msg);
+                pause_accepting(l->server);
             }
             return;
         }

@@ -79,6 +79,7 @@ struct up_server_t {
     up_conn_t *conns; /* every open connection, for shutdown */
     size_t num_conns;
     int stopping;
+    int accept_paused; /* accept failed for lack of descriptors: retried on the next tick */
     up_timer_list_t keepalive_timers, head_timers, body_timers, write_timers, linger_timers;
     /* Connections that app threads finished with, handed back to the loop thread. */
     pthread_mutex_t resume_lock;
