@@ -41,6 +41,18 @@ size_t up_conn_pending(const up_conn_t *conn)
     return conn->_wbuf.len + (size_t)conn->_file_left;
 }
 
+/* What a failed send or sendfile means: 1 try again, 0 the socket is full, -1 the client is
+ * gone (conn->broken is set). */
+static int write_failed(up_conn_t *conn)
+{
+    if (errno == EINTR)
+        return 1;
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return 0;
+    conn->broken = 1;
+    return -1;
+}
+
 /* Writes what the socket takes now. Returns 0 (maybe with bytes left), or -1 when the client
  * is gone. */
 static int flush_some(up_conn_t *conn)
@@ -48,12 +60,10 @@ static int flush_some(up_conn_t *conn)
     while (conn->_wbuf.len > 0) {
         ssize_t n = send(conn->_watcher.fd, conn->_wbuf.base, conn->_wbuf.len, MSG_NOSIGNAL);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            conn->broken = 1;
-            return -1;
+            int r = write_failed(conn);
+            if (r <= 0)
+                return r;
+            continue;
         }
         conn->_sent_total += (uint64_t)n;
         up_buffer_consume(&conn->_wbuf, (size_t)n);
@@ -62,12 +72,10 @@ static int flush_some(up_conn_t *conn)
         size_t want = conn->_file_left > (1u << 30) ? (1u << 30) : (size_t)conn->_file_left;
         ssize_t n = sendfile(conn->_watcher.fd, conn->_file_fd, &conn->_file_off, want);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            conn->broken = 1;
-            return -1;
+            int r = write_failed(conn);
+            if (r <= 0)
+                return r;
+            continue;
         }
         if (n == 0) { /* the file shrank under us: the promised length cannot be kept */
             conn->broken = 1;
@@ -101,20 +109,6 @@ int up_conn_flush_wait(up_conn_t *conn)
 
 /* ---------------------------------------------------------------- life cycle */
 
-static void format_peer(up_conn_t *conn, const struct sockaddr *addr)
-{
-    conn->remote_addr[0] = '\0';
-    if (addr == NULL)
-        return;
-    if (addr->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
-        inet_ntop(AF_INET, &in->sin_addr, conn->remote_addr, sizeof(conn->remote_addr));
-    } else if (addr->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
-        inet_ntop(AF_INET6, &in6->sin6_addr, conn->remote_addr, sizeof(conn->remote_addr));
-    }
-}
-
 static void conn_on_event(up_watcher_t *w, unsigned revents);
 
 void up_conn_accept(up_server_t *server, const up_listener_t *listener, int fd,
@@ -131,7 +125,8 @@ void up_conn_accept(up_server_t *server, const up_listener_t *listener, int fd,
     conn->_file_fd = -1;
     conn->_state = UP_CONN_IDLE;
     up_request_body_init(&conn->req.body);
-    format_peer(conn, addr);
+    unsigned port;
+    up_format_address(addr, conn->remote_addr, sizeof(conn->remote_addr), &port, 0);
     conn->_next = server->conns;
     if (server->conns != NULL)
         server->conns->_prev = conn;

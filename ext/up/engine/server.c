@@ -181,27 +181,36 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
     }
 }
 
+void up_format_address(const struct sockaddr *addr, char *host, size_t host_size,
+                       unsigned *port, int bracket_ipv6)
+{
+    char ip[INET6_ADDRSTRLEN] = "";
+    *port = 0;
+    if (addr != NULL && addr->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
+        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+        *port = ntohs(in->sin_port);
+    } else if (addr != NULL && addr->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
+        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+        *port = ntohs(in6->sin6_port);
+    }
+    if (bracket_ipv6 && strchr(ip, ':') != NULL)
+        snprintf(host, host_size, "[%s]", ip);
+    else
+        snprintf(host, host_size, "%s", ip);
+}
+
 static void describe_address(up_listener_t *l, int fd)
 {
     struct sockaddr_storage addr;
     socklen_t len = sizeof(addr);
-    char host[INET6_ADDRSTRLEN] = "";
     unsigned port = 0;
-    if (getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
-        if (addr.ss_family == AF_INET) {
-            struct sockaddr_in *in = (struct sockaddr_in *)&addr;
-            inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-            port = ntohs(in->sin_port);
-        } else if (addr.ss_family == AF_INET6) {
-            struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&addr;
-            inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-            port = ntohs(in6->sin6_port);
-        }
-    }
-    if (strchr(host, ':') != NULL)
-        snprintf(l->host, sizeof(l->host), "[%s]", host);
-    else
-        snprintf(l->host, sizeof(l->host), "%s", host[0] ? host : "localhost");
+    l->host[0] = '\0';
+    if (getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
+        up_format_address((struct sockaddr *)&addr, l->host, sizeof(l->host), &port, 1);
+    if (l->host[0] == '\0')
+        snprintf(l->host, sizeof(l->host), "localhost");
     snprintf(l->port, sizeof(l->port), "%u", port);
 }
 

@@ -106,6 +106,12 @@ size_t up_server_num_conns(const up_server_t *server);
  * held by app threads are only marked; they close when handed back. */
 void up_server_close_all(up_server_t *server);
 
+/* Writes addr's IP as text into host (IPv6 in brackets when bracket_ipv6, as in a URL) and its
+ * port into *port; host is "" for other families. */
+struct sockaddr;
+void up_format_address(const struct sockaddr *addr, char *host, size_t host_size,
+                       unsigned *port, int bracket_ipv6);
+
 /* Hands a DEFERRED connection back to the loop thread; callable from any thread. */
 void up_conn_resume(up_conn_t *conn);
 
