@@ -71,8 +71,8 @@ class TestRequestInvalid < Minitest::Test
     "TE chunked twice" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400],
     "TE chunked not last" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", 400],
     "TE unknown coding" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501],
-    "TE identity" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: identity\r\n\r\n", 501],
-    "TE chunked with parameter" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: chunked;x=1\r\n\r\n0\r\n\r\n", 501],
+    "TE identity" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: identity\r\n\r\n", 400],
+    "TE chunked with parameter" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: chunked;x=1\r\n\r\n0\r\n\r\n", 400],
     "TE on HTTP/1.0" => ["POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400],
     # chunked body
     "chunk size not hex" => ["POST / HTTP/1.1\r\n#{H}Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400],
