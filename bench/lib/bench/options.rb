@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+require "optparse"
+require "etc"
+
+module Bench
+  # The command line of bench/run, parsed once into plain values. Created by bench/run; owns
+  # nothing but the values. Bad arguments raise Options::Error with a message for the user.
+  class Options
+    class Error < StandardError; end
+
+    APPS = %w[hello env_to_s body_100k].freeze
+
+    attr_reader :runs, :duration, :warmup, :connections, :apps, :only, :workers, :readme,
+                :install, :build, :yjit, :argv
+
+    def initialize(argv)
+      @argv = argv.dup
+      @runs = 3
+      @duration = 5
+      @warmup = 2
+      @connections = 32
+      @apps = APPS
+      @only = nil
+      @workers = [1, Etc.nprocessors].uniq
+      @readme = "README.md"
+      @install = true
+      @build = true
+      @yjit = true
+      parse(argv.dup)
+    end
+
+    # True when the peer named key (or its group, such as "up" for both UP! rows) was picked.
+    def only?(key, group)
+      @only.nil? || @only.include?(key) || @only.include?(group)
+    end
+
+    private
+
+    def parse(args)
+      parser.parse!(args)
+      raise Error, "unexpected arguments: #{args.join(" ")}" unless args.empty?
+
+      unknown = @apps - APPS
+      raise Error, "unknown app(s): #{unknown.join(", ")} (known: #{APPS.join(", ")})" unless unknown.empty?
+      raise Error, "--runs must be at least 1" if @runs < 1
+      raise Error, "--duration must be at least 1" if @duration < 1
+      raise Error, "--warmup must not be negative" if @warmup.negative?
+      raise Error, "--connections must be at least 1" if @connections < 1
+      raise Error, "--workers must be positive numbers" unless @workers.all?(&:positive?)
+    rescue OptionParser::ParseError => e
+      raise Error, e.message
+    end
+
+    def parser
+      OptionParser.new do |o|
+        o.banner = "Usage: bench/run [options]"
+        o.separator ""
+        o.separator "Runs UP! and its peers on the same test/rackup apps, one after the other, and"
+        o.separator "prints a table per app and worker count (see bench/README.md)."
+        o.separator ""
+        o.on("--runs N", Integer, "Measured runs per server; the median is reported (#{@runs})") { |v| @runs = v }
+        o.on("--duration S", Integer, "Seconds per measured run (#{@duration})") { |v| @duration = v }
+        o.on("--warmup S", Integer, "Seconds of warm-up before the runs, 0 for none (#{@warmup})") { |v| @warmup = v }
+        o.on("--connections N", Integer, "wrk connections (#{@connections})") { |v| @connections = v }
+        o.on("--quick", "Smoke test: 1 run of 2 s after a 1 s warm-up") do
+          @runs = 1
+          @duration = 2
+          @warmup = 1
+        end
+        o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is both UP! rows; up_inline,",
+             "up_threads, agoo, falcon, iodine, itsi, puma, unicorn, nginx)") { |v| @only = v }
+        o.on("--apps LIST", Array, "Apps from test/rackup (#{APPS.join(",")})") { |v| @apps = v }
+        o.on("--workers LIST", Array, "Worker counts to run (#{@workers.join(",")}: one, then all cores)") do |v|
+          @workers = v.map { |w| Integer(w) }
+        rescue ArgumentError
+          raise OptionParser::InvalidArgument, "--workers #{v.join(",")}"
+        end
+        o.on("--no-readme", "Do not write the tables into README.md") { @readme = nil }
+        o.on("--readme FILE", "Write the tables into FILE instead of README.md") { |v| @readme = v }
+        o.on("--no-install", "Do not apt-get install or bundle install anything") { @install = false }
+        o.on("--no-build", "Do not run bin/setup (which builds UP!'s extension)") { @build = false }
+        o.on("--no-yjit", "Run the Ruby servers without YJIT") { @yjit = false }
+        o.on("-h", "--help", "Print this help") do
+          puts o
+          exit 0
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,48 @@
+# frozen_string_literal: true
+
+module Bench
+  # One row of the tables: a server in one configuration (UP! appears twice, inline and
+  # threaded). Knows the command line that starts it for a given app, port and worker count,
+  # and how to describe that mode in the table. Created once each in Bench::Peers.
+  class Peer
+    # What a command line gets to fill in: the port, the app's absolute path, the worker
+    # count and a private temporary directory for config files.
+    Context = Struct.new(:port, :app, :workers, :dir, keyword_init: true)
+
+    # key: unique, usable with --only. group: --only name shared by several rows ("up").
+    # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock).
+    # runtime: :up (main Gemfile, run from the repo root), :peer (bench/Gemfile, run from the
+    # temporary directory) or :native (no Ruby). apps: the only apps it can serve (nil: all).
+    # mode: a lambda of the worker count, the "mode" column. The block returns the argv.
+    attr_reader :key, :group, :name, :gem, :runtime, :apps, :note
+
+    def initialize(key:, name:, runtime:, mode:, group: key, gem: nil, apps: nil, note: nil, &command)
+      @key = key
+      @group = group
+      @name = name
+      @gem = gem
+      @runtime = runtime
+      @apps = apps
+      @note = note
+      @mode = mode
+      @command = command
+    end
+
+    def mode(workers)
+      @mode.call(workers)
+    end
+
+    def serves?(app)
+      @apps.nil? || @apps.include?(app)
+    end
+
+    # The argv that starts this server; may write config files into context.dir.
+    def command(context)
+      @command.call(context)
+    end
+
+    def ruby?
+      @runtime != :native
+    end
+  end
+end

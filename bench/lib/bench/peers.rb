@@ -1,0 +1,89 @@
+# frozen_string_literal: true
+
+require "etc"
+require_relative "peer"
+
+module Bench
+  # Every row bench/run can measure, in table order, with the exact command line of each.
+  # Each server gets one process that serves requests per worker (`-w 1` means one; masters
+  # that only supervise are not counted) and its documented production-like concurrency, which
+  # the mode column states. Ruby servers run under RACK_ENV=production (no dev middleware).
+  module Peers
+    CONFIG_DIR = File.expand_path("../../config", __dir__)
+
+    # Threads for the threaded rows (UP! -t 5 is its default; puma gets the same).
+    THREADS = 5
+
+    def self.workers(count)
+      count == 1 ? "1 worker" : "#{count} workers"
+    end
+
+    # "auto" (one per core) when that is the count asked for, as an nginx admin would write it.
+    def self.nginx_workers(count)
+      count == Etc.nprocessors && count > 1 ? "auto" : count.to_s
+    end
+
+    # Writes a template from bench/config into the run's directory, filled in by format.
+    def self.write_config(template, path, **fields)
+      File.write(path, format(File.read(File.join(CONFIG_DIR, template)), **fields))
+      path
+    end
+
+    ALL = [
+      Peer.new(key: "up_inline", group: "up", name: "UP!", runtime: :up,
+               mode: ->(w) { "#{workers(w)}, inline (`-t 0`)" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 0 #{c.app}]
+      end,
+      Peer.new(key: "up_threads", group: "up", name: "UP!", runtime: :up,
+               mode: ->(w) { "#{workers(w)} × #{THREADS} threads (`-t #{THREADS}`)" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}]
+      end,
+      # agoo's CLI runs a .ru with its Ruby handler on one thread (thread_count 0); its C side
+      # reads and writes sockets on threads of its own. It always binds -p on every address
+      # (a -b bind is added to that, not used instead), so it is the one server not confined
+      # to 127.0.0.1; the load still goes to 127.0.0.1 only.
+      Peer.new(key: "agoo", name: "agoo", gem: "agoo", runtime: :peer,
+               note: "listens on 0.0.0.0 (its CLI cannot bind one address only)",
+               mode: ->(w) { "#{workers(w)}, app on 1 Ruby thread + C I/O threads" }) do |c|
+        %W[bundle exec agoo -s -p #{c.port} -w #{c.workers} #{c.app}]
+      end,
+      Peer.new(key: "falcon", name: "falcon", gem: "falcon", runtime: :peer,
+               mode: ->(w) { "#{workers(w)} (forked), fibers" }) do |c|
+        %W[bundle exec falcon serve --bind http://127.0.0.1:#{c.port} --forked -n #{c.workers}
+           -c #{c.app}]
+      end,
+      Peer.new(key: "iodine", name: "iodine", gem: "iodine", runtime: :peer,
+               mode: ->(w) { "#{workers(w)} × 1 thread" }) do |c|
+        %W[bundle exec iodine -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}]
+      end,
+      Peer.new(key: "itsi", name: "itsi", gem: "itsi-server", runtime: :peer,
+               note: "answers 503 once 30 requests wait for its Ruby thread (its default backlog)",
+               mode: ->(w) { "#{workers(w)} × 1 thread" }) do |c|
+        %W[bundle exec itsi serve -b http://127.0.0.1:#{c.port} -w #{c.workers} -t 1 -r #{c.app}]
+      end,
+      # One worker is puma's single mode (-w 0: no master process), more is cluster mode.
+      Peer.new(key: "puma", name: "puma", gem: "puma", runtime: :peer,
+               mode: lambda { |w|
+                 w == 1 ? "single mode × #{THREADS} threads" : "#{workers(w)} × #{THREADS} threads"
+               }) do |c|
+        %W[bundle exec puma -b tcp://127.0.0.1:#{c.port} -w #{c.workers == 1 ? 0 : c.workers}
+           -t #{THREADS}:#{THREADS} -e production -C - #{c.app}]
+      end,
+      Peer.new(key: "unicorn", name: "unicorn", gem: "unicorn", runtime: :peer,
+               note: "no keep-alive: a new connection per request, which wrk counts as a read error " \
+                     "when the response has no content-length",
+               mode: ->(w) { "#{workers(w)}, 1 request at a time each" }) do |c|
+        conf = write_config("unicorn.rb.template", File.join(c.dir, "unicorn.rb"), workers: c.workers)
+        %W[bundle exec unicorn -c #{conf} -l 127.0.0.1:#{c.port} #{c.app}]
+      end,
+      Peer.new(key: "nginx", name: "nginx (limit)", runtime: :native, apps: %w[hello],
+               note: "`return 200` from its config, no app",
+               mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
+        user = Process.uid.zero? ? "user root;" : ""
+        conf = write_config("nginx.conf.template", File.join(c.dir, "nginx.conf"),
+                            user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port)
+        %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
+      end
+    ].freeze
+  end
+end

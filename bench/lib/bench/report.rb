@@ -1,0 +1,161 @@
+# frozen_string_literal: true
+
+require "shellwords"
+
+module Bench
+  # Turns the rows of a run into Markdown: a header with everything needed to reproduce it
+  # (date, commit, machine, Ruby and YJIT, versions, the command), one table per worker count
+  # and app, and the command line of each server. Created by bench/run at the end (or after an
+  # interrupt, with what was measured); can write itself into README.md between the markers.
+  class Report
+    START_MARKER = "<!-- bench:start -->"
+    END_MARKER = "<!-- bench:end -->"
+
+    STATUS_LABEL = { not_installed: "not installed", failed: "failed" }.freeze
+
+    def initialize(machine:, options:, peers:, rows:, wrk:, yjit:, interrupted: false)
+      @machine = machine
+      @options = options
+      @peers = peers
+      @rows = rows
+      @wrk = wrk
+      @yjit = yjit
+      @interrupted = interrupted
+    end
+
+    def command_line
+      (["bench/run"] + @options.argv).shelljoin
+    end
+
+    def markdown
+      [header, *tables, commands].join("\n")
+    end
+
+    # Replaces what is between the markers in the file, or appends a "Benchmarks" section
+    # holding the markers when the file has none.
+    def write_into(path)
+      text = File.exist?(path) ? File.read(path) : ""
+      block = "#{START_MARKER}\n#{markdown}#{END_MARKER}"
+      start = text.index(START_MARKER)
+      finish = start && text.index(END_MARKER, start)
+      text = if finish
+               text[0...start] + block + text[(finish + END_MARKER.size)..]
+             else
+               "#{text.chomp}\n\n## Benchmarks\n\n#{block}\n"
+             end
+      File.write(path, text)
+    end
+
+    private
+
+    def header
+      ruby = @machine.ruby(@yjit)
+      yjit = @yjit ? "every Ruby server ran with `RUBYOPT=--yjit` (YJIT on)" : "YJIT off for every Ruby server"
+      lines = []
+      lines << "**Interrupted: only part of the run was measured.**\n" if @interrupted
+      lines << "Measured #{@machine.date} on commit `#{@machine.commit}` with `#{command_line}`.\n"
+      lines << "- Machine: #{@machine.cores} cores (#{@machine.cpu}), #{@machine.kernel}; " \
+               "servers and wrk share them."
+      lines << "- Ruby: `#{ruby}`; #{yjit}, and `RACK_ENV=production`."
+      lines << "- Load: wrk #{@machine.wrk_version}, `#{@wrk.argv("URL", @options.duration).join(" ")}` " \
+               "against 127.0.0.1; #{warmup_text}#{@options.runs} measured " \
+               "run#{@options.runs == 1 ? "" : "s"} of #{@options.duration} s per server; " \
+               "req/s, p50 and p99 are those of the median run."
+      lines << "- Versions: #{versions}."
+      lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
+               "warm-up included. vs UP!: req/s divided by UP! inline's in the same table. " \
+               "How to read the peers' rows: bench/README.md."
+      lines << ""
+      lines.join("\n")
+    end
+
+    def warmup_text
+      @options.warmup.positive? ? "#{@options.warmup} s warm-up, then " : "no warm-up, "
+    end
+
+    def versions
+      list = @peers.map do |peer|
+        case peer.runtime
+        when :up then "UP! #{@machine.up_version}"
+        when :native then "nginx #{@machine.nginx_version}"
+        else "#{peer.gem} #{@machine.gem_version(peer.gem)}"
+        end
+      end
+      (list.uniq + ["rack #{@machine.gem_version("rack")}"]).join(", ")
+    end
+
+    def tables
+      @options.workers.flat_map do |workers|
+        @options.apps.filter_map do |app|
+          rows = @rows.select { |r| r.workers == workers && r.app == app }
+          table(app, workers, rows) unless rows.empty?
+        end
+      end
+    end
+
+    def table(app, workers, rows)
+      title = workers == 1 ? "1 worker" : "#{workers} workers"
+      title += " (all cores)" if workers == @machine.cores && workers > 1
+      baseline = rows.find { |r| r.peer.key == "up_inline" && r.ok? }
+      out = +"### #{app}.ru, #{title}\n\n"
+      out << "| server | mode | req/s | p50 | p99 | errors | vs UP! | notes |\n"
+      out << "|---|---|--:|--:|--:|--:|--:|---|\n"
+      rows.each { |row| out << "| #{cells(row, baseline).join(" | ")} |\n" }
+      out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello"
+      out
+    end
+
+    def cells(row, baseline)
+      head = [row.peer.name, row.peer.mode(row.workers)]
+      unless row.ok?
+        status, detail = row.reason.split(": ", 2)
+        return head + [status, "", "", "", "", cell([detail, *row.notes].compact.join("; "))]
+      end
+
+      r = row.result
+      ratio = baseline ? format("%.2f×", r.requests_per_sec / baseline.result.requests_per_sec) : "—"
+      head + [thousands(r.requests_per_sec.round), ms(r.p50), ms(r.p99), errors(row.errors), ratio,
+              cell(row.notes.join("; "))]
+    end
+
+    def errors(counts)
+      return "0" if counts.empty?
+
+      "**#{counts.map { |kind, n| "#{kind} #{n}" }.join(", ")}**"
+    end
+
+    def ms(microseconds)
+      return "?" unless microseconds
+
+      v = microseconds / 1000.0
+      v < 10 ? format("%.2f ms", v) : format(v < 100 ? "%.1f ms" : "%.0f ms", v)
+    end
+
+    def thousands(number)
+      number.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
+    end
+
+    # Text safe for one Markdown table cell.
+    def cell(text)
+      text = text.to_s.gsub(/\s+/, " ").gsub("|", "\\|").strip
+      text.size > 240 ? "#{text[0, 237]}..." : text
+    end
+
+    def commands
+      out = +"<details><summary>Command lines (PORT: a free port; $TMP: a generated config)</summary>\n\n"
+      @options.workers.each do |workers|
+        out << "#{workers == 1 ? "1 worker" : "#{workers} workers"}:\n\n```\n"
+        @peers.each do |peer|
+          row = @rows.find { |r| r.peer.equal?(peer) && r.workers == workers && r.command }
+          next unless row
+
+          line = row.command.join(" ").gsub(/\b#{row.port}\b/, "PORT").sub("test/rackup/#{row.app}.ru",
+                                                                           "test/rackup/APP.ru")
+          out << "#{line}\n"
+        end
+        out << "```\n\n"
+      end
+      out << "UP! runs with the main Gemfile; the peers with `BUNDLE_GEMFILE=bench/Gemfile`.\n\n</details>\n"
+    end
+  end
+end

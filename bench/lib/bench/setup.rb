@@ -1,0 +1,168 @@
+# frozen_string_literal: true
+
+module Bench
+  # Installs and builds what a run needs, and finds out what could not be: wrk and nginx from
+  # Debian, the peers from bench/Gemfile, and UP! itself through bin/setup. Created by
+  # bench/run before any measurement; writes every command's output to one log file.
+  # #unavailable then maps a peer key to the reason it cannot run, for the tables.
+  class Setup
+    # Without wrk there is nothing to measure with.
+    class Fatal < StandardError; end
+
+    APT_PACKAGES = { "wrk" => "wrk", "nginx" => "nginx-light" }.freeze
+    SBIN = %w[/usr/sbin /sbin /usr/local/sbin].freeze
+
+    attr_reader :unavailable, :bundle_without
+
+    def initialize(root:, peers:, log_path:, install:, build:, out: $stdout)
+      @root = root
+      @peers = peers
+      @log_path = log_path
+      @install = install
+      @build = build
+      @out = out
+      @unavailable = {}
+      @bundle_without = []
+    end
+
+    # The environment for `bundle` with bench/Gemfile (BUNDLE_WITHOUT lists peers that failed).
+    def bench_bundle_env
+      env = { "BUNDLE_GEMFILE" => File.join(@root, "bench", "Gemfile") }
+      env["BUNDLE_WITHOUT"] = @bundle_without.join(":") unless @bundle_without.empty?
+      env
+    end
+
+    def run
+      File.write(@log_path, "")
+      system_packages
+      bench_bundle if @peers.any? { |p| p.runtime == :peer }
+      up_build if @peers.any? { |p| p.runtime == :up }
+      self
+    end
+
+    # Unsets what a surrounding `bundle exec` or the caller's shell would leak into children
+    # (Bundler settings, RUBYOPT, RUBYLIB); merged under every child's own environment.
+    def self.clean_env
+      ENV.keys.grep(/\A(BUNDLE_|BUNDLER_|RUBYOPT\z|RUBYLIB\z|RACK_ENV\z)/).to_h { |k| [k, nil] }
+    end
+
+    # Full path of an executable on PATH (or in an sbin directory), or nil.
+    def self.which(name)
+      (ENV.fetch("PATH", "").split(File::PATH_SEPARATOR) + SBIN).each do |dir|
+        path = File.join(dir, name)
+        return path if File.file?(path) && File.executable?(path)
+      end
+      nil
+    end
+
+    private
+
+    def system_packages
+      missing = APT_PACKAGES.keys.reject { |cmd| self.class.which(cmd) }
+      missing.delete("nginx") unless @peers.any? { |p| p.key == "nginx" }
+      return if missing.empty?
+
+      packages = missing.map { |cmd| APT_PACKAGES[cmd] }
+      reason = apt_install(packages)
+      missing.each do |cmd|
+        next if self.class.which(cmd)
+        raise Fatal, "wrk is missing and could not be installed: #{reason}" if cmd == "wrk"
+
+        @unavailable["nginx"] = "not installed: #{reason}"
+      end
+    end
+
+    # Returns nil on success, else why not.
+    def apt_install(packages)
+      return "--no-install given (apt-get install #{packages.join(" ")})" unless @install
+      return "not root (apt-get install #{packages.join(" ")})" unless Process.uid.zero?
+      return "apt-get not found" unless self.class.which("apt-get")
+
+      env = { "DEBIAN_FRONTEND" => "noninteractive" }
+      say "installing #{packages.join(" ")} with apt-get"
+      cmd = %w[apt-get install -y -q] + packages
+      return nil if logged(env, cmd)
+
+      say "apt-get install failed; running apt-get update first"
+      logged(env, %w[apt-get update -q]) or return "apt-get update failed (see #{@log_path})"
+      logged(env, cmd) ? nil : "apt-get install #{packages.join(" ")} failed (see #{@log_path})"
+    end
+
+    # Installs bench/Gemfile. If that fails, installs each peer's group alone to find the
+    # ones that fail, and leaves those out (BUNDLE_WITHOUT) so the others still run.
+    def bench_bundle
+      return if logged(bench_bundle_env, %w[bundle check])
+
+      unless @install
+        mark_peers("not installed: bench/Gemfile is not installed (--no-install given)")
+        return
+      end
+      say "installing the peers: BUNDLE_GEMFILE=bench/Gemfile bundle install"
+      return if logged(bench_bundle_env, %w[bundle install])
+
+      groups = @peers.select { |p| p.runtime == :peer }.map(&:key)
+      groups.each do |group|
+        @bundle_without = groups - [group]
+        next if logged(bench_bundle_env, %w[bundle install])
+
+        @unavailable[group] = "not installed: bundle install failed: #{last_error_line}"
+      end
+      @bundle_without = groups.select { |g| @unavailable.key?(g) }
+      return if logged(bench_bundle_env, %w[bundle install])
+
+      mark_peers("not installed: bundle install failed: #{last_error_line}")
+    end
+
+    def mark_peers(reason)
+      @peers.each { |p| @unavailable[p.key] ||= reason if p.runtime == :peer }
+    end
+
+    def up_build
+      return unless @build
+
+      say "building UP!: bin/setup"
+      return if logged({}, %w[bin/setup])
+
+      reason = "failed to start: bin/setup failed: #{last_error_line}"
+      @peers.each { |p| @unavailable[p.key] = reason if p.runtime == :up }
+    end
+
+    # Runs a command from the repo root with its output appended to the log. True on success.
+    def logged(env, argv)
+      File.open(@log_path, "a") do |log|
+        log.puts "$ #{env.map { |k, v| "#{k}=#{v} " }.join}#{argv.join(" ")}"
+        log.flush
+        pid = Process.spawn(self.class.clean_env.merge(env), *argv, chdir: @root, in: File::NULL, out: log, err: log)
+        _, status = Process.wait2(pid)
+        pid = nil
+        log.puts "(exit #{status.exitstatus.inspect})"
+        status.success?
+      ensure
+        kill(pid) if pid
+      end
+    rescue SystemCallError => e
+      File.write(@log_path, "#{argv.first}: #{e.message}\n", mode: "a")
+      false
+    end
+
+    # Ends a command cut short by an interrupt.
+    def kill(pid)
+      Process.kill(:TERM, pid)
+      Process.wait(pid)
+    rescue SystemCallError
+      nil
+    end
+
+    # The last line of the log that looks like an error, and where the whole log is, for a
+    # table cell.
+    def last_error_line
+      lines = File.readlines(@log_path).map(&:strip).reject { |l| l.empty? || l.start_with?("(exit") }
+      line = lines.reverse.find { |l| l.match?(/error|fail|could not|cannot|not found/i) } || lines.last
+      "#{line.to_s[0, 160]} (see #{@log_path.delete_prefix("#{@root}/")})"
+    end
+
+    def say(message)
+      @out.puts "bench: #{message}"
+    end
+  end
+end

@@ -1,0 +1,95 @@
+# frozen_string_literal: true
+
+module Bench
+  # Runs wrk (Debian's, one thread, keep-alive connections) against a URL on 127.0.0.1 for a
+  # bounded time, keeps its raw output in a file and parses it into a Wrk::Result. Created once
+  # by Bench::Runner; owns nothing between runs.
+  class Wrk
+    # A wrk run that produced no numbers (could not connect, crashed, was killed).
+    class Error < StandardError; end
+
+    # Times are in microseconds. socket_errors: {"connect" => n, "read" => n, ...}.
+    Result = Struct.new(:requests_per_sec, :requests, :p50, :p99, :socket_errors, :non_2xx_3xx,
+                        :path, keyword_init: true) do
+      # Every error wrk counted, by kind, zeros left out.
+      def errors
+        counts = socket_errors.select { |_, n| n.positive? }
+        counts = counts.merge("non-2xx/3xx" => non_2xx_3xx) if non_2xx_3xx.positive?
+        counts
+      end
+    end
+
+    UNITS = { "us" => 1.0, "ms" => 1_000.0, "s" => 1_000_000.0, "m" => 60_000_000.0 }.freeze
+    # Beyond its duration, how long wrk may take to finish before it is killed.
+    GRACE = 30
+
+    attr_reader :threads, :connections
+
+    def initialize(connections:, threads: 1)
+      @threads = threads
+      @connections = connections
+    end
+
+    # The argv of one run (also what the report shows).
+    def argv(url, seconds)
+      %W[wrk -t#{@threads} -c#{@connections} -d#{seconds}s --latency #{url}]
+    end
+
+    # Runs wrk for the given seconds, writes its output to out_path, returns a Result.
+    # Raises Error when wrk printed no Requests/sec line.
+    def run(url, seconds, out_path)
+      pid = Process.spawn(*argv(url, seconds), in: File::NULL, out: out_path, err: %i[child out])
+      status = wait(pid, seconds + GRACE)
+      pid = nil
+      text = File.read(out_path)
+      result = self.class.parse(text, out_path)
+      raise Error, "wrk (exit #{status.exitstatus.inspect}): #{text.lines.last.to_s.strip}" unless result
+
+      result
+    ensure
+      kill(pid) if pid
+    end
+
+    # Parses wrk's report; nil if it has no Requests/sec line.
+    def self.parse(text, path = nil)
+      rps = text[%r{^Requests/sec:\s+([\d.]+)}, 1] or return nil
+
+      socket = { "connect" => 0, "read" => 0, "write" => 0, "timeout" => 0 }
+      if (m = text.match(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/))
+        socket = socket.keys.zip(m.captures.map(&:to_i)).to_h
+      end
+      Result.new(requests_per_sec: rps.to_f,
+                 requests: text[/(\d+) requests in/, 1].to_i,
+                 p50: latency(text, "50%"), p99: latency(text, "99%"),
+                 socket_errors: socket,
+                 non_2xx_3xx: text[/Non-2xx or 3xx responses: (\d+)/, 1].to_i,
+                 path: path)
+    end
+
+    # One percentile line of the "Latency Distribution" block, in microseconds.
+    def self.latency(text, percentile)
+      m = text.match(/^\s+#{Regexp.escape(percentile)}\s+([\d.]+)(us|ms|s|m)\s*$/) or return nil
+      m[1].to_f * UNITS.fetch(m[2])
+    end
+
+    private
+
+    def wait(pid, seconds)
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+      loop do
+        _, status = Process.wait2(pid, Process::WNOHANG)
+        return status if status
+        raise Error, "wrk did not finish within #{seconds} s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+
+        sleep 0.05
+      end
+    end
+
+    def kill(pid)
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    rescue Errno::ESRCH, Errno::ECHILD
+      nil
+    end
+  end
+end
