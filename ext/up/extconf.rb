@@ -20,3 +20,8 @@ have_header("sys/epoll.h") or abort "UP! needs Linux epoll"
 have_library("pthread")
 
 create_makefile("up/up_ext")
+
+# mkmf only knows the headers next to extconf.rb: without this, a changed struct in
+# engine/*.h or ruby/*.h would leave stale objects with the old layout.
+headers = Dir[File.join(dir, "{engine,ruby}", "*.h")].sort.map { |h| "$(srcdir)/#{h.delete_prefix("#{dir}/")}" }
+File.open("Makefile", "a") { |f| f.puts "$(OBJS): #{headers.join(" ")}" }
