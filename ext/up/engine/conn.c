@@ -214,12 +214,8 @@ static int dispatch(up_conn_t *conn)
     up_timer_disarm(&conn->_timer);
     conn->_timer_kind = TIMER_NONE;
     up_response_reset(conn);
-    if (server->handler.on_request(conn, server->handler.user) == UP_REQUEST_DEFERRED) {
-        /* The conn belongs to another thread until up_conn_resume: the loop must not touch
-         * its buffers, so it stops watching it. */
-        up_loop_watch(server->loop, &conn->_watcher, 0);
-        return 0;
-    }
+    if (server->handler.on_request(conn, server->handler.user) == UP_REQUEST_DEFERRED)
+        return 0; /* another thread has it until up_conn_resume; see conn_on_event */
     request_done(conn);
     return 1;
 }
@@ -504,8 +500,14 @@ static void conn_read(up_conn_t *conn)
 static void conn_on_event(up_watcher_t *w, unsigned revents)
 {
     up_conn_t *conn = (up_conn_t *)w;
-    if (conn->_state == UP_CONN_APP)
+    if (conn->_state == UP_CONN_APP) {
+        /* An app thread owns the buffers until up_conn_resume. The watch stays on while it
+         * runs, since taking it off and on again costs two syscalls a request, and is only
+         * taken off when the socket would otherwise keep waking the loop (the client sent
+         * more, or left); settle puts it back. */
+        up_loop_watch(conn->server->loop, w, 0);
         return;
+    }
     if (conn->_closing_output) {
         if (revents & UP_EV_READ)
             drain_input(conn);

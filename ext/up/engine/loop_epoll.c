@@ -135,7 +135,7 @@ uint64_t up_loop_now(up_loop_t *loop)
     return loop->now;
 }
 
-void up_loop_wait(up_loop_t *loop, int timeout_ms)
+int up_loop_wait(up_loop_t *loop, int timeout_ms)
 {
     int wait = -1;
     if (loop->tick_cb != NULL) {
@@ -147,6 +147,7 @@ void up_loop_wait(up_loop_t *loop, int timeout_ms)
     int n = epoll_wait(loop->epfd, loop->ready, MAX_EVENTS, wait);
     loop->num_ready = n > 0 ? n : 0;
     loop->now = clock_ms();
+    return n < 0 && errno == EINTR ? -1 : 0;
 }
 
 void up_loop_dispatch(up_loop_t *loop)

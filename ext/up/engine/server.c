@@ -105,10 +105,14 @@ void up_conn_resume(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
     pthread_mutex_lock(&server->resume_lock);
+    int first = server->resume_head == NULL;
     conn->_resume_next = server->resume_head;
     server->resume_head = conn;
     pthread_mutex_unlock(&server->resume_lock);
-    up_loop_wake(server->loop);
+    /* One wake-up per batch: the loop takes the whole list when it wakes, and a list that is
+     * not empty already has a wake-up on its way. */
+    if (first)
+        up_loop_wake(server->loop);
 }
 
 up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,

@@ -27,11 +27,20 @@ typedef struct up_rb_server_t {
     unsigned shutdown_timeout_ms;
     int running;
     volatile int stop_requested; /* set from any thread or a trap handler, then a wake */
+    /* With app threads the loop runs without the GVL (only C touches sockets and parsing), so
+     * Ruby on the app threads and I/O on the loop thread use two cores at once. */
+    int loop_without_gvl;           /* set and read by the loop thread only */
+    volatile int loop_interrupted;  /* set by Ruby's unblock function, then a wake */
     /* Requests waiting for an app thread; linked through conn->user. */
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
     up_conn_t *queue_head, *queue_tail;
     int queue_closed;
+    int queue_sleepers; /* app threads waiting on queue_cond */
+    /* Requests of the current loop iteration, queued in one go by up_rb_pool_publish so that
+     * a burst costs one lock and at most one wake-up instead of one per request. Loop thread
+     * only. */
+    up_conn_t *batch_head, *batch_tail;
 } up_rb_server_t;
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
@@ -81,7 +90,10 @@ int up_rb_flush(up_conn_t *conn);
 /* Logs an exception through Up::Server#report_exception (lib/up/server.rb). */
 void up_rb_report(up_rb_server_t *srv, VALUE error, VALUE env);
 
+/* push collects a request (loop thread); publish hands the collected ones to the app threads
+ * once the loop iteration's events are dispatched. */
 void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn);
+void up_rb_pool_publish(up_rb_server_t *srv);
 void up_rb_pool_start(up_rb_server_t *srv);
 void up_rb_pool_stop(up_rb_server_t *srv, double timeout);
 

@@ -81,10 +81,26 @@ static up_request_result_t on_request(up_conn_t *conn, void *user)
     return UP_REQUEST_DONE;
 }
 
+typedef struct log_t {
+    up_rb_server_t *srv;
+    const char *message;
+} log_t;
+
+static void *log_with_gvl(void *arg)
+{
+    log_t *l = arg;
+    rb_funcall(l->srv->self, rb_intern("log"), 1, rb_str_new_cstr(l->message));
+    return NULL;
+}
+
+/* The engine logs from the loop thread only, which may be running without the GVL. */
 static void on_log(const char *message, void *user)
 {
-    up_rb_server_t *srv = user;
-    rb_funcall(srv->self, rb_intern("log"), 1, rb_str_new_cstr(message));
+    log_t l = {user, message};
+    if (l.srv->loop_without_gvl)
+        rb_thread_call_with_gvl(log_with_gvl, &l);
+    else
+        log_with_gvl(&l);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -195,9 +211,29 @@ static void *wait_nogvl(void *arg)
     return NULL;
 }
 
+/* With app threads: waits and dispatches without the GVL until Ruby wants this thread back
+ * or a stop begins. on_request only queues, and on_log takes the GVL for itself, so nothing
+ * here needs it. Ruby asks for the thread back two ways: its unblock function (Thread#raise,
+ * kill) and, for a signal with a trap, a thread-directed signal that cuts epoll_wait short. */
+static void *serve_nogvl(void *arg)
+{
+    up_rb_server_t *srv = arg;
+    int signalled;
+    srv->loop_without_gvl = 1;
+    do {
+        signalled = up_loop_wait(srv->loop, srv->stop_requested ? 100 : -1) < 0;
+        up_loop_dispatch(srv->loop);
+        up_rb_pool_publish(srv);
+    } while (!signalled && !srv->stop_requested && !srv->loop_interrupted);
+    srv->loop_without_gvl = 0;
+    return NULL;
+}
+
 static void wake_loop(void *arg)
 {
-    up_loop_wake(((up_rb_server_t *)arg)->loop);
+    up_rb_server_t *srv = arg;
+    srv->loop_interrupted = 1;
+    up_loop_wake(srv->loop);
 }
 
 static uint64_t now_ms(void)
@@ -217,6 +253,7 @@ static VALUE run_loop(VALUE self)
             stopping = 1;
             deadline = now_ms() + srv->shutdown_timeout_ms;
             up_server_stop(srv->server);
+            up_rb_pool_publish(srv);
         }
         if (stopping) {
             if (up_server_num_conns(srv->server) == 0)
@@ -226,8 +263,13 @@ static VALUE run_loop(VALUE self)
                 break;
             }
         }
-        rb_thread_call_without_gvl(wait_nogvl, srv, wake_loop, srv);
-        up_loop_dispatch(srv->loop);
+        if (srv->num_threads > 0) {
+            srv->loop_interrupted = 0;
+            rb_thread_call_without_gvl(serve_nogvl, srv, wake_loop, srv);
+        } else {
+            rb_thread_call_without_gvl(wait_nogvl, srv, wake_loop, srv);
+            up_loop_dispatch(srv->loop);
+        }
         rb_thread_check_ints();
     }
     return self;

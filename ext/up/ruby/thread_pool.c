@@ -14,14 +14,43 @@ typedef struct pop_t {
 void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn)
 {
     conn->user = NULL;
+    if (srv->batch_tail != NULL)
+        srv->batch_tail->user = conn;
+    else
+        srv->batch_head = conn;
+    srv->batch_tail = conn;
+}
+
+void up_rb_pool_publish(up_rb_server_t *srv)
+{
+    if (srv->batch_head == NULL)
+        return;
     pthread_mutex_lock(&srv->queue_lock);
     if (srv->queue_tail != NULL)
-        srv->queue_tail->user = conn;
+        srv->queue_tail->user = srv->batch_head;
     else
-        srv->queue_head = conn;
-    srv->queue_tail = conn;
-    pthread_cond_signal(&srv->queue_cond);
+        srv->queue_head = srv->batch_head;
+    srv->queue_tail = srv->batch_tail;
+    /* One thread is woken; it wakes the next if it leaves work behind (see pop_nogvl), so a
+     * burst wakes as many threads as it needs, one futex call each, and a thread that is
+     * still running takes the next request without any. */
+    if (srv->queue_sleepers > 0)
+        pthread_cond_signal(&srv->queue_cond);
     pthread_mutex_unlock(&srv->queue_lock);
+    srv->batch_head = srv->batch_tail = NULL;
+}
+
+/* Takes the first queued request, if any; queue_lock held. */
+static up_conn_t *shift_locked(up_rb_server_t *srv)
+{
+    up_conn_t *conn = srv->queue_head;
+    if (conn != NULL) {
+        srv->queue_head = conn->user;
+        if (srv->queue_head == NULL)
+            srv->queue_tail = NULL;
+        conn->user = NULL;
+    }
+    return conn;
 }
 
 /* Without the GVL: touches only the queue, no Ruby object. */
@@ -30,18 +59,28 @@ static void *pop_nogvl(void *arg)
     pop_t *p = arg;
     up_rb_server_t *srv = p->srv;
     pthread_mutex_lock(&srv->queue_lock);
+    srv->queue_sleepers++;
     while (srv->queue_head == NULL && !srv->queue_closed && !p->interrupted)
         pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
-    up_conn_t *conn = srv->queue_head;
-    if (conn != NULL) {
-        srv->queue_head = conn->user;
-        if (srv->queue_head == NULL)
-            srv->queue_tail = NULL;
-        conn->user = NULL;
-    }
+    srv->queue_sleepers--;
+    p->conn = shift_locked(srv);
+    if (srv->queue_head != NULL && srv->queue_sleepers > 0)
+        pthread_cond_signal(&srv->queue_cond);
     pthread_mutex_unlock(&srv->queue_lock);
-    p->conn = conn;
     return NULL;
+}
+
+/* With the GVL: a request already waiting is taken without giving the GVL up and fighting
+ * for it again, which under load is most of the cost of a hand-off. */
+static up_conn_t *try_pop(up_rb_server_t *srv)
+{
+    pthread_mutex_lock(&srv->queue_lock);
+    up_conn_t *conn = shift_locked(srv);
+    /* What is left must not wait behind this request if it turns out to block. */
+    if (srv->queue_head != NULL && srv->queue_sleepers > 0)
+        pthread_cond_signal(&srv->queue_cond);
+    pthread_mutex_unlock(&srv->queue_lock);
+    return conn;
 }
 
 static void pop_unblock(void *arg)
@@ -76,8 +115,9 @@ static VALUE app_thread_main(void *arg)
 {
     up_rb_server_t *srv = arg;
     for (;;) {
-        pop_t p = {srv, NULL, 0};
-        rb_thread_call_without_gvl(pop_nogvl, &p, pop_unblock, &p);
+        pop_t p = {srv, try_pop(srv), 0};
+        if (p.conn == NULL)
+            rb_thread_call_without_gvl(pop_nogvl, &p, pop_unblock, &p);
         if (p.conn == NULL) {
             if (srv->queue_closed)
                 break;
