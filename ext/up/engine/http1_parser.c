@@ -46,22 +46,6 @@ static int is_hex(char c)
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-static int lower_eq(const char *s, size_t len, const char *lit, size_t lit_len)
-{
-    if (len != lit_len)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c + 32);
-        if (c != lit[i])
-            return 0;
-    }
-    return 1;
-}
-
-#define LOWER_EQ(s, len, lit) lower_eq((s), (len), (lit), sizeof(lit) - 1)
-
 static int fail(up_http1_request_t *req, up_http1_error_t err)
 {
     req->error = err;
@@ -202,9 +186,9 @@ static int parse_target(up_http1_request_t *req)
     } else {
         /* absolute-form (§3.2.2): http:// or https://, then the authority */
         size_t scheme = 0;
-        if (len >= 7 && LOWER_EQ(t, 7, "http://"))
+        if (len >= 7 && UP_LOWER_EQ(t, 7, "http://"))
             scheme = 7;
-        else if (len >= 8 && LOWER_EQ(t, 8, "https://"))
+        else if (len >= 8 && UP_LOWER_EQ(t, 8, "https://"))
             scheme = 8;
         if (scheme == 0)
             return 0;
@@ -328,7 +312,7 @@ static void note_transfer_encoding(framing_t *f, const char *v, size_t len)
 {
     f->te_seen = 1;
     FOR_EACH_ELEMENT(v, len, coding, coding_len, {
-        if (LOWER_EQ(coding, coding_len, "chunked")) {
+        if (UP_LOWER_EQ(coding, coding_len, "chunked")) {
             f->te_chunked_count++;
             f->te_chunked_last = 1;
         } else {
@@ -341,11 +325,11 @@ static void note_transfer_encoding(framing_t *f, const char *v, size_t len)
 static void note_connection(framing_t *f, const char *v, size_t len)
 {
     FOR_EACH_ELEMENT(v, len, option, option_len, {
-        if (LOWER_EQ(option, option_len, "close"))
+        if (UP_LOWER_EQ(option, option_len, "close"))
             f->conn_close = 1;
-        else if (LOWER_EQ(option, option_len, "keep-alive"))
+        else if (UP_LOWER_EQ(option, option_len, "keep-alive"))
             f->conn_keep_alive = 1;
-        else if (LOWER_EQ(option, option_len, "upgrade"))
+        else if (UP_LOWER_EQ(option, option_len, "upgrade"))
             f->conn_upgrade = 1;
     });
 }
@@ -357,7 +341,7 @@ static int note_field(const up_http1_header_t *h, framing_t *f, up_http1_request
     size_t len = h->value.len;
     switch (h->name.len) {
     case 4:
-        if (LOWER_EQ(n, 4, "host")) {
+        if (UP_LOWER_EQ(n, 4, "host")) {
             if (f->host_seen)
                 return fail(req, UP_HTTP1_E_DUPLICATE_HOST);
             f->host_seen = 1;
@@ -369,26 +353,26 @@ static int note_field(const up_http1_header_t *h, framing_t *f, up_http1_request
         }
         break;
     case 6:
-        if (LOWER_EQ(n, 6, "expect") && LOWER_EQ(v, len, "100-continue"))
+        if (UP_LOWER_EQ(n, 6, "expect") && UP_LOWER_EQ(v, len, "100-continue"))
             req->expect_continue = req->minor_version >= 1;
         break;
     case 7:
-        if (LOWER_EQ(n, 7, "upgrade"))
+        if (UP_LOWER_EQ(n, 7, "upgrade"))
             f->upgrade_seen = 1;
         break;
     case 10:
-        if (LOWER_EQ(n, 10, "connection"))
+        if (UP_LOWER_EQ(n, 10, "connection"))
             note_connection(f, v, len);
         break;
     case 14:
-        if (LOWER_EQ(n, 14, "content-length")) {
+        if (UP_LOWER_EQ(n, 14, "content-length")) {
             if (req->content_length >= 0)
                 return fail(req, UP_HTTP1_E_DUPLICATE_CONTENT_LENGTH);
             return parse_content_length(v, len, req);
         }
         break;
     case 17:
-        if (LOWER_EQ(n, 17, "transfer-encoding"))
+        if (UP_LOWER_EQ(n, 17, "transfer-encoding"))
             note_transfer_encoding(f, v, len);
         break;
     }

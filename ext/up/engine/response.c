@@ -112,21 +112,7 @@ void up_response_reset(up_conn_t *conn)
     conn->res.keep_alive = head->keep_alive && !conn->server->stopping;
 }
 
-static int lower_eq(const char *name, size_t len, const char *lit, size_t lit_len)
-{
-    if (len != lit_len)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c + 32);
-        if (c != lit[i])
-            return 0;
-    }
-    return 1;
-}
-
-#define NAME_IS(name, len, lit) lower_eq((name), (len), (lit), sizeof(lit) - 1)
+#define NAME_IS(name, len, lit) UP_LOWER_EQ((name), (len), (lit))
 
 up_response_error_t up_response_start(up_conn_t *conn, int status)
 {
@@ -177,7 +163,7 @@ static int64_t parse_length(const char *v, size_t len)
 static int value_has_close(const char *v, size_t len)
 {
     for (size_t i = 0; i + 5 <= len; i++) {
-        if (lower_eq(v + i, 5, "close", 5))
+        if (UP_LOWER_EQ(v + i, 5, "close"))
             return 1;
     }
     return 0;

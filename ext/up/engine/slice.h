@@ -24,4 +24,21 @@ static inline int up_slice_eq(up_slice_t s, const char *lit, size_t lit_len)
     return s.len == lit_len && memcmp(s.base, lit, lit_len) == 0;
 }
 
+/* ASCII case-insensitive comparison with a lower-case literal: header names, tokens. */
+static inline int up_lower_eq(const char *s, size_t len, const char *lower, size_t lower_len)
+{
+    if (len != lower_len)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        if (c != lower[i])
+            return 0;
+    }
+    return 1;
+}
+
+#define UP_LOWER_EQ(s, len, lit) up_lower_eq((s), (len), (lit), sizeof(lit) - 1)
+
 #endif
