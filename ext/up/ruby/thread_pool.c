@@ -5,11 +5,10 @@
 
 #include "binding.h"
 
-typedef struct pop_t {
+typedef struct waiter_t {
     up_rb_server_t *srv;
-    up_conn_t *conn;
     int interrupted;
-} pop_t;
+} waiter_t;
 
 void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn)
 {
@@ -53,25 +52,24 @@ static up_conn_t *shift_locked(up_rb_server_t *srv)
     return conn;
 }
 
-/* Without the GVL: touches only the queue, no Ruby object. */
-static void *pop_nogvl(void *arg)
+/* Without the GVL: waits until there is work, touching only the queue. The request is taken
+ * afterwards, with the GVL held: a thread that took one here could then wait for the GVL for
+ * a whole time slice while the request sat with it, untouched. */
+static void *wait_nogvl(void *arg)
 {
-    pop_t *p = arg;
-    up_rb_server_t *srv = p->srv;
+    waiter_t *w = arg;
+    up_rb_server_t *srv = w->srv;
     pthread_mutex_lock(&srv->queue_lock);
     srv->queue_sleepers++;
-    while (srv->queue_head == NULL && !srv->queue_closed && !p->interrupted)
+    while (srv->queue_head == NULL && !srv->queue_closed && !w->interrupted)
         pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
     srv->queue_sleepers--;
-    p->conn = shift_locked(srv);
-    if (srv->queue_head != NULL && srv->queue_sleepers > 0)
-        pthread_cond_signal(&srv->queue_cond);
     pthread_mutex_unlock(&srv->queue_lock);
     return NULL;
 }
 
-/* With the GVL: a request already waiting is taken without giving the GVL up and fighting
- * for it again, which under load is most of the cost of a hand-off. */
+/* With the GVL: a thread that finishes a request takes the next one without giving the GVL
+ * up and fighting for it again, which under load is most of the cost of a hand-off. */
 static up_conn_t *try_pop(up_rb_server_t *srv)
 {
     pthread_mutex_lock(&srv->queue_lock);
@@ -83,13 +81,13 @@ static up_conn_t *try_pop(up_rb_server_t *srv)
     return conn;
 }
 
-static void pop_unblock(void *arg)
+static void wait_unblock(void *arg)
 {
-    pop_t *p = arg;
-    pthread_mutex_lock(&p->srv->queue_lock);
-    p->interrupted = 1;
-    pthread_cond_broadcast(&p->srv->queue_cond);
-    pthread_mutex_unlock(&p->srv->queue_lock);
+    waiter_t *w = arg;
+    pthread_mutex_lock(&w->srv->queue_lock);
+    w->interrupted = 1;
+    pthread_cond_broadcast(&w->srv->queue_cond);
+    pthread_mutex_unlock(&w->srv->queue_lock);
 }
 
 typedef struct job_t {
@@ -115,16 +113,16 @@ static VALUE app_thread_main(void *arg)
 {
     up_rb_server_t *srv = arg;
     for (;;) {
-        pop_t p = {srv, try_pop(srv), 0};
-        if (p.conn == NULL)
-            rb_thread_call_without_gvl(pop_nogvl, &p, pop_unblock, &p);
-        if (p.conn == NULL) {
+        up_conn_t *conn = try_pop(srv);
+        if (conn == NULL) {
             if (srv->queue_closed)
                 break;
+            waiter_t w = {srv, 0};
+            rb_thread_call_without_gvl(wait_nogvl, &w, wait_unblock, &w);
             rb_thread_check_ints();
             continue;
         }
-        job_t job = {srv, p.conn};
+        job_t job = {srv, conn};
         rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
     }
     return Qnil;
