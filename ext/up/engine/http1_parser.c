@@ -165,8 +165,11 @@ static int parse_target(up_http1_request_t *req)
     req->query = up_slice(t + len, 0);
     if (is_connect) {
         /* authority-form (§3.2.3): host and port, nothing else */
-        if (t[0] == '[' || memchr(t, ':', len) == NULL || !valid_authority(t, len) ||
-            t[len - 1] == ':')
+        up_slice_t host, port;
+        if (!valid_authority(t, len))
+            return 0;
+        up_http1_split_authority(req->target, &host, &port);
+        if (port.len == 0)
             return 0;
         req->target_form = UP_HTTP1_TARGET_AUTHORITY;
         req->path = req->target;

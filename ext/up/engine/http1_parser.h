@@ -83,8 +83,9 @@ typedef struct up_http1_request_t {
  *
  * Returns the number of bytes the head took (leading empty lines, request line, fields and the
  * empty line), UP_HTTP1_INCOMPLETE when more bytes are needed, or UP_HTTP1_ERROR with req->error
- * set. An incomplete head already over limits->max_head_size, or one that already shows a bare CR
- * or LF, is an error at once. On success every slice in req points into buf. */
+ * set. An incomplete head already over limits->max_head_size, or one that already shows a bare
+ * LF, is an error at once; a bare CR is found when the head is complete. On success every slice
+ * in req points into buf. */
 int up_http1_parse_request(const char *buf, size_t len, size_t last_len, up_http1_request_t *req,
                            const up_http1_limits_t *limits);
 
