@@ -177,6 +177,35 @@ class TestResponse < Minitest::Test
     assert_equal 64 * 65_536, request.body.bytesize
   end
 
+  # Large parts are written straight to the socket when it takes them and queued when it does
+  # not; small parts between them are queued. A client that reads late fills the socket, so
+  # every mix happens, and the bytes must still arrive whole and in order, on both framings,
+  # for pipelined requests, inline and with app threads.
+  def test_large_and_small_parts_keep_their_order_when_the_client_reads_late
+    parts = (0...160).flat_map { |i| [(65 + (i % 26)).chr * (40_000 + i), "<#{i}>"] }
+    expected = parts.join
+    [0, 2].each do |threads|
+      server = start_server(lambda { |env|
+        headers = env["PATH_INFO"] == "/length" ? { "content-length" => expected.bytesize.to_s } : {}
+        [200, headers, ProbeBody.new(parts)]
+      }, threads: threads)
+      sock = Socket.new(:INET, :STREAM)
+      sock.setsockopt(Socket::SOL_SOCKET, Socket::SO_RCVBUF, 4096) # so the server's socket fills
+      sock.connect(Socket.sockaddr_in(@port, "127.0.0.1"))
+      (@sockets ||= []) << sock
+      sock.write("GET /length HTTP/1.1\r\nHost: h\r\n\r\nGET /chunked HTTP/1.1\r\nHost: h\r\n\r\n")
+      sleep 0.3
+      first = read_response(sock)
+      second = read_response(sock)
+      assert_equal expected.bytesize.to_s, first["content-length"], "threads #{threads}"
+      assert first.body == expected, "threads #{threads}: content-length body differs"
+      assert_equal "chunked", second["transfer-encoding"], "threads #{threads}"
+      assert second.body == expected, "threads #{threads}: chunked body differs"
+      sock.close
+      server.stop
+    end
+  end
+
   def test_close_is_called_once_when_the_client_goes_away_mid_body
     closed = Queue.new
     body = Object.new

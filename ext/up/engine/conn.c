@@ -91,6 +91,27 @@ static int flush_some(up_conn_t *conn)
     return 0;
 }
 
+size_t up_conn_out_write_through(up_conn_t *conn, const char *data, size_t len)
+{
+    size_t queued = conn->_wbuf.len;
+    struct iovec iov[2] = {{conn->_wbuf.base, queued}, {(void *)data, len}};
+    struct msghdr msg = {.msg_iov = queued > 0 ? iov : iov + 1, .msg_iovlen = queued > 0 ? 2 : 1};
+    ssize_t n;
+    do {
+        n = sendmsg(conn->_watcher.fd, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && write_failed(conn) == 1);
+    if (n <= 0)
+        return 0; /* socket full, or the client is gone (conn->broken): the caller queues it */
+    size_t from_queue = (size_t)n < queued ? (size_t)n : queued;
+    up_buffer_consume(&conn->_wbuf, from_queue);
+    conn->_sent_total += (uint64_t)n;
+    if (from_queue < queued)
+        return 0;
+    size_t from_data = (size_t)n - from_queue;
+    conn->_out_total += from_data;
+    return from_data;
+}
+
 int up_conn_flush_wait(up_conn_t *conn)
 {
     for (;;) {

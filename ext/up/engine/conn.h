@@ -114,5 +114,12 @@ size_t up_conn_pending(const up_conn_t *conn);
 /* For the response writer: room for n more output bytes, then how many were used. */
 char *up_conn_out_reserve(up_conn_t *conn, size_t n);
 void up_conn_out_commit(up_conn_t *conn, size_t n);
+/* For the response writer, with a large body part: writes what is queued and as much of
+ * data[0..len) as the socket takes now, without waiting, and returns how much of data went
+ * out (counted as queued and sent); the caller queues the rest. Only from the thread that owns
+ * the request, and only when no file is queued. */
+size_t up_conn_out_write_through(up_conn_t *conn, const char *data, size_t len);
+/* Body parts at least this large are worth a write of their own rather than a copy. */
+#define UP_WRITE_THROUGH_MIN (32 * 1024)
 
 #endif

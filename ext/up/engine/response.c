@@ -96,6 +96,20 @@ static void out(up_conn_t *conn, const char *data, size_t len)
 
 #define OUT_LIT(conn, s) out((conn), (s), sizeof(s) - 1)
 
+/* Body bytes. A large part goes to the socket straight from the caller's memory when the
+ * socket takes it: copying it into the output buffer would cost a copy and, for each response,
+ * growing that buffer past the pooled chunk size (page faults in and out). */
+static void out_body(up_conn_t *conn, const char *data, size_t len)
+{
+    if (len >= UP_WRITE_THROUGH_MIN && conn->_file_fd < 0 && !conn->broken) {
+        size_t done = up_conn_out_write_through(conn, data, len);
+        data += done;
+        len -= done;
+    }
+    if (len > 0)
+        out(conn, data, len);
+}
+
 static void out_u64(up_conn_t *conn, uint64_t v)
 {
     char digits[24];
@@ -306,20 +320,20 @@ up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t 
         if (len > res->body_left)
             len = (size_t)res->body_left;
         res->body_left -= len;
-        out(conn, data, len);
+        out_body(conn, data, len);
         break;
     case UP_FRAMING_CHUNKED:
         if (len > 0) {
             char size[24];
             int n = snprintf(size, sizeof(size), "%zx\r\n", len);
             out(conn, size, (size_t)n);
-            out(conn, data, len);
+            out_body(conn, data, len);
             OUT_LIT(conn, "\r\n");
         }
         break;
     case UP_FRAMING_CLOSE:
     case UP_FRAMING_RAW:
-        out(conn, data, len);
+        out_body(conn, data, len);
         break;
     }
     return UP_RESPONSE_OK;
