@@ -46,7 +46,8 @@ uint64_t up_loop_now(up_loop_t *loop);
 /* The two halves of one iteration, split so a binding can wait without holding its
  * interpreter lock and dispatch with it: wait blocks at most until the next tick (or timeout_ms
  * when smaller and >= 0) and only collects events; dispatch runs their callbacks. wait returns
- * -1 when a signal cut it short (a binding may have a handler to run), else 0. */
+ * how many events it collected, or -1 when a signal cut it short (a binding may have a handler
+ * to run). */
 int up_loop_wait(up_loop_t *loop, int timeout_ms);
 void up_loop_dispatch(up_loop_t *loop);
 

@@ -147,7 +147,7 @@ int up_loop_wait(up_loop_t *loop, int timeout_ms)
     int n = epoll_wait(loop->epfd, loop->ready, MAX_EVENTS, wait);
     loop->num_ready = n > 0 ? n : 0;
     loop->now = clock_ms();
-    return n < 0 && errno == EINTR ? -1 : 0;
+    return n < 0 ? (errno == EINTR ? -1 : 0) : n;
 }
 
 void up_loop_dispatch(up_loop_t *loop)

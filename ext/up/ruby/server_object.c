@@ -267,7 +267,11 @@ static VALUE run_loop(VALUE self)
             srv->loop_interrupted = 0;
             rb_thread_call_without_gvl(serve_nogvl, srv, wake_loop, srv);
         } else {
-            rb_thread_call_without_gvl(wait_nogvl, srv, wake_loop, srv);
+            /* Under load events are already waiting: collect them without giving up the GVL,
+             * since each release and re-acquire costs Ruby several syscalls. Only an idle
+             * loop blocks, and it does so without the GVL. */
+            if (srv->stop_requested || up_loop_wait(srv->loop, 0) == 0)
+                rb_thread_call_without_gvl(wait_nogvl, srv, wake_loop, srv);
             up_loop_dispatch(srv->loop);
         }
         rb_thread_check_ints();
