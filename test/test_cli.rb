@@ -78,13 +78,12 @@ class TestCLI < Minitest::Test
   def test_sigint_finishes_in_flight_request_before_exit
     Dir.mktmpdir do |dir|
       File.write(File.join(dir, "slow.ru"), <<~RU)
-        run ->(env) { sleep 1; [200, {}, ["slept"]] }
+        run ->(env) { $stderr.puts "app called"; $stderr.flush; sleep 1; [200, {}, ["slept"]] }
       RU
       server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-t", "2", File.join(dir, "slow.ru"))
       sock = connect(server.port)
       sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-      server.wait_for(/listening/)
-      sleep 0.3 # let the request reach the app before the signal
+      server.wait_for(/app called/) # the request is in the app when the signal comes
       server.signal(:INT)
       assert_equal "slept", read_response(sock).body
       assert server.wait.success?

@@ -49,10 +49,11 @@ class TestThreads < Minitest::Test
   end
 
   def test_stop_waits_for_in_flight_requests
-    server = start_server(SLOW_AND_FAST, threads: 2)
+    in_app = Queue.new
+    server = start_server(->(env) { in_app << true; SLOW_AND_FAST.call(env) }, threads: 2)
     sock = connect
     sock.write("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n")
-    sleep 0.2
+    in_app.pop # the request is in the app when the stop comes
     stopper = Thread.new { server.stop }
     res = read_response(sock)
     assert_equal "/slow", res.body
