@@ -4,7 +4,8 @@
 # bytes flipped, inserted, dropped, duplicated and cut, sent in random pieces. Whatever arrives,
 # the server must answer only with statuses that name a client error (or 200 from the app,
 # when the mutation left a valid request), never a 5xx, never a malformed response; and it
-# must go on serving. The seed is fixed so that a failure can be replayed.
+# must go on serving. The seed is fixed so that a failure can be replayed; for a longer run:
+#   UP_SOCKET_FUZZ_CASES=50000 UP_SOCKET_FUZZ_SEED=7 bundle exec ruby -Itest test/test_socket_fuzz.rb
 require_relative "helper"
 
 class TestSocketFuzz < Minitest::Test
@@ -27,7 +28,8 @@ class TestSocketFuzz < Minitest::Test
             "chunked", "Content-Length: 5\r\n", "Transfer-Encoding: chunked\r\n", "Host: b\r\n",
             "HTTP/1.1", "/", "?", "#", "%", "[", "]"].map { |t| t.dup.force_encoding(Encoding::BINARY) }.freeze
   ALLOWED = [100, 200, 400, 408, 413, 431, 501, 505].freeze
-  CASES = 3000
+  CASES = Integer(ENV.fetch("UP_SOCKET_FUZZ_CASES", 3000))
+  SEED = Integer(ENV.fetch("UP_SOCKET_FUZZ_SEED", 20_261_123))
 
   def mutate(bytes, rng)
     bytes = bytes.b
@@ -76,7 +78,7 @@ class TestSocketFuzz < Minitest::Test
       [200, { "content-length" => "0" }, []]
     end
     start_server(app, threads: threads, head_timeout: 2, body_timeout: 2)
-    rng = Random.new(20_261_123 + threads)
+    rng = Random.new(SEED + threads)
     seen = Hash.new(0)
     CASES.times do |i|
       input = mutate(SEEDS[i % SEEDS.size], rng)
