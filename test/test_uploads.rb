@@ -83,6 +83,23 @@ class TestUploads < Minitest::Test
                   ["line1\n", "abcdefgh\n", "last"], "ASCII-8BIT"], results
   end
 
+  # The body cannot be stored: a 500 that says so, a line in the log (written from the loop
+  # thread, which runs without the GVL when there are app threads), and the app never called.
+  def test_body_that_cannot_be_spooled_is_a_500_and_logged
+    [0, 2].each do |threads|
+      called = false
+      server = start_server(->(_) { called = true; [200, {}, ["ok"]] },
+                            threads: threads, spool_threshold: 16, tmp_dir: "/nonexistent/up-test")
+      body = "x" * (1024 * 1024) # more than one read: stored, not borrowed from the read buffer
+      res = raw_request("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\n\r\n#{body}")
+      assert_equal 500, res.status, "threads #{threads}"
+      assert_includes res.body, "could not be stored"
+      assert_includes server.log_text, "cannot spool a request body to a temporary file"
+      refute called, "threads #{threads}: the app ran without its body"
+      assert_equal "ok", get.body, "threads #{threads}: still serving"
+    end
+  end
+
   def test_input_without_body_is_empty
     start_server(->(env) { [200, {}, [env["rack.input"].read.inspect, env["rack.input"].gets.inspect]] })
     assert_equal '""nil', get.body
