@@ -34,6 +34,7 @@ class TestIdleConnections < Minitest::Test
       socks.concat(batch)
     end
     grown_mb = (rss_kb(server.pid) - before) / 1024.0
+    warn "#{COUNT} idle connections: +#{grown_mb.round(1)} MB RSS" if ENV["VERBOSE"]
     assert_operator grown_mb, :<, 40, "#{COUNT} idle connections cost #{grown_mb.round(1)} MB"
     # Still serving while holding them all.
     assert_equal 200, get("/", port: server.port).status
