@@ -16,6 +16,14 @@ class TestIdleConnections < Minitest::Test
 
   def test_ten_thousand_idle_keep_alive_connections_cost_under_40_mb
     _soft, hard = Process.getrlimit(:NOFILE)
+    if hard < COUNT + 200
+      begin
+        Process.setrlimit(:NOFILE, COUNT + 200, COUNT + 200) # root may raise its hard limit
+        hard = COUNT + 200
+      rescue Errno::EPERM
+        nil # not allowed here: the assertion below says what is missing
+      end
+    end
     assert_operator hard, :>=, COUNT + 200, "the hard file limit (#{hard}) is too low for this test"
     Process.setrlimit(:NOFILE, hard)
     server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "0", "test/rackup/hello.ru")
