@@ -1,15 +1,16 @@
 # frozen_string_literal: true
 
 module Bench
-  # One row of the tables: a server in one configuration (UP! appears twice, inline and
-  # threaded). Knows the command line that starts it for a given app, port and worker count,
-  # and how to describe that mode in the table. Created once each in Bench::Peers.
+  # One row of the tables: a server in one configuration (UP! appears three times: inline,
+  # one thread, five threads; puma twice). Knows the command line that starts it for a given
+  # app, port and worker count, and how to describe that mode in the table. Created once each
+  # in Bench::Peers.
   class Peer
     # What a command line gets to fill in: the port, the app's absolute path, the worker
     # count and a private temporary directory for config files.
     Context = Struct.new(:port, :app, :workers, :dir, keyword_init: true)
 
-    # key: unique, usable with --only. group: --only name shared by several rows ("up").
+    # key: unique, usable with --only. group: --only name shared by several rows ("up", "puma").
     # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock).
     # runtime: :up (main Gemfile, run from the repo root), :peer (bench/Gemfile, run from the
     # temporary directory) or :native (no Ruby). apps: the only apps it can serve (nil: all).

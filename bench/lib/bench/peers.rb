@@ -34,6 +34,12 @@ module Bench
                mode: ->(w) { "#{workers(w)}, inline (`-t 0`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 0 #{c.app}]
       end,
+      # One app thread: the loop still runs on its own thread without the GVL, as agoo's C
+      # I/O threads do, so this is the row to read next to the one-thread peers.
+      Peer.new(key: "up_thread", group: "up", name: "UP!", runtime: :up,
+               mode: ->(w) { "#{workers(w)} × 1 thread (`-t 1`)" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}]
+      end,
       Peer.new(key: "up_threads", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)} × #{THREADS} threads (`-t #{THREADS}`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}]
@@ -62,6 +68,12 @@ module Bench
         %W[bundle exec itsi serve -b http://127.0.0.1:#{c.port} -w #{c.workers} -t 1 -r #{c.app}]
       end,
       # One worker is puma's single mode (-w 0: no master process), more is cluster mode.
+      # The one-thread row sits next to UP! -t 1 and the one-thread peers.
+      Peer.new(key: "puma_thread", group: "puma", name: "puma", gem: "puma", runtime: :peer,
+               mode: ->(w) { w == 1 ? "single mode × 1 thread" : "#{workers(w)} × 1 thread" }) do |c|
+        %W[bundle exec puma -b tcp://127.0.0.1:#{c.port} -w #{c.workers == 1 ? 0 : c.workers}
+           -t 1:1 -e production -C - #{c.app}]
+      end,
       Peer.new(key: "puma", name: "puma", gem: "puma", runtime: :peer,
                mode: lambda { |w|
                  w == 1 ? "single mode × #{THREADS} threads" : "#{workers(w)} × #{THREADS} threads"
