@@ -6,6 +6,7 @@
 
 #include <string.h>
 #include "chunked.h"
+#include "token.h"
 
 /* A size line holds at most 16 hex digits: 2^64 - 1 bytes. */
 #define MAX_SIZE_DIGITS 16
@@ -37,14 +38,6 @@ enum {
     E_QUOTED_VALUE,
     E_QUOTED_PAIR
 };
-
-/* RFC 9110 §5.6.2 tchar, written as the characters that are not. */
-static int is_tchar(unsigned char c)
-{
-    if (c <= 0x20 || c >= 0x7f)
-        return 0;
-    return strchr("\"(),/:;<=>?@[\\]{}", c) == NULL;
-}
 
 static int is_ws(unsigned char c)
 {
@@ -79,7 +72,7 @@ static up_chunked_error_t ext_step(up_chunked_decoder_t *d, unsigned char c)
             return UP_CHUNKED_E_BAD_EXTENSION;
         return UP_CHUNKED_E_NONE;
     case E_BEFORE_NAME:
-        if (is_tchar(c))
+        if (up_is_tchar(c))
             d->_ext_state = E_NAME;
         else if (!is_ws(c))
             return UP_CHUNKED_E_BAD_EXTENSION;
@@ -92,13 +85,13 @@ static up_chunked_error_t ext_step(up_chunked_decoder_t *d, unsigned char c)
             d->_ext_state = E_BEFORE_NAME;
         else if (is_ws(c))
             d->_ext_state = E_AFTER_NAME;
-        else if (!(d->_ext_state == E_NAME && is_tchar(c)))
+        else if (!(d->_ext_state == E_NAME && up_is_tchar(c)))
             return UP_CHUNKED_E_BAD_EXTENSION;
         return UP_CHUNKED_E_NONE;
     case E_BEFORE_VALUE:
         if (c == '"')
             d->_ext_state = E_QUOTED_VALUE;
-        else if (is_tchar(c))
+        else if (up_is_tchar(c))
             d->_ext_state = E_TOKEN_VALUE;
         else if (!is_ws(c))
             return UP_CHUNKED_E_BAD_EXTENSION;
@@ -108,7 +101,7 @@ static up_chunked_error_t ext_step(up_chunked_decoder_t *d, unsigned char c)
             d->_ext_state = E_BEFORE_NAME;
         else if (is_ws(c))
             d->_ext_state = E_BEFORE_SEMI;
-        else if (!is_tchar(c))
+        else if (!up_is_tchar(c))
             return UP_CHUNKED_E_BAD_EXTENSION;
         return UP_CHUNKED_E_NONE;
     case E_QUOTED_VALUE:
@@ -204,7 +197,7 @@ static up_chunked_error_t framing_step(up_chunked_decoder_t *d, unsigned char c)
     case S_TRAILER_START:
         if (c == '\r')
             d->_state = S_END_LF;
-        else if (is_tchar(c))
+        else if (up_is_tchar(c))
             d->_state = S_TRAILER_NAME;
         else
             return c == '\n' ? UP_CHUNKED_E_BAD_LINE_ENDING : UP_CHUNKED_E_BAD_TRAILER;
@@ -212,7 +205,7 @@ static up_chunked_error_t framing_step(up_chunked_decoder_t *d, unsigned char c)
     case S_TRAILER_NAME:
         if (c == ':')
             d->_state = S_TRAILER_VALUE;
-        else if (!is_tchar(c))
+        else if (!up_is_tchar(c))
             return UP_CHUNKED_E_BAD_TRAILER;
         return UP_CHUNKED_E_NONE;
     case S_TRAILER_VALUE:

@@ -6,29 +6,9 @@
 
 #include <string.h>
 #include "http1_parser.h"
-
-/* RFC 9110 §5.6.2 tchar. */
-static const unsigned char tchar[256] = {
-    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
-    ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
-    ['8'] = 1, ['9'] = 1,
-    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
-    ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
-    ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
-    ['Y'] = 1, ['Z'] = 1,
-    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
-    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
-    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
-    ['y'] = 1, ['z'] = 1,
-};
+#include "token.h"
 
 static const char root_path[] = "/";
-
-static int is_tchar(unsigned char c)
-{
-    return tchar[c];
-}
 
 /* field-content bytes (RFC 9110 §5.5): VCHAR, obs-text, SP, HTAB. */
 static int is_field_char(unsigned char c)
@@ -220,7 +200,7 @@ static int parse_target(up_http1_request_t *req)
 static const char *parse_request_line(const char *p, const char *end, up_http1_request_t *req)
 {
     const char *s = p;
-    while (p < end && is_tchar((unsigned char)*p))
+    while (p < end && up_is_tchar((unsigned char)*p))
         p++;
     if (p == s || *p != ' ') {
         req->error = (*p == ' ' || *p == '\r') ? UP_HTTP1_E_BAD_REQUEST_LINE : UP_HTTP1_E_BAD_METHOD;
@@ -390,7 +370,7 @@ static const char *parse_field(const char *p, up_http1_header_t *h, up_http1_req
         req->error = UP_HTTP1_E_OBS_FOLD;
         return NULL;
     }
-    while (is_tchar((unsigned char)*p))
+    while (up_is_tchar((unsigned char)*p))
         p++;
     if (*p != ':') {
         if (p > s && (*p == ' ' || *p == '\t'))
