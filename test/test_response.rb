@@ -101,6 +101,25 @@ class TestResponse < Minitest::Test
     assert_equal %i[close], body.calls
   end
 
+  # HEAD gets the content-length GET would have (RFC 9110 §9.3.2) also when the Array body
+  # comes wrapped: a BodyProxy (what most middleware returns) and Rack::Lint's body both
+  # answer to_ary.
+  {
+    "body_proxy" => ->(_) { [200, { "content-type" => "text/plain" }, Rack::BodyProxy.new(["hello world!"]) {}] },
+    "lint_wrapped_app" => Rack::Lint.new(->(_) { [200, { "content-type" => "text/plain" }, ["hello world!"]] })
+  }.each do |name, app|
+    define_method("test_head_sends_the_content_length_of_get_for_an_array_body_in_a_#{name}") do
+      serve(app)
+      get = request
+      assert_equal "12", get["content-length"], "GET"
+      assert_equal "hello world!", get.body
+      head = request(method: "HEAD")
+      assert_equal 200, head.status
+      assert_equal "12", head["content-length"], "HEAD must send the content-length GET sends"
+      assert_equal "", head.body
+    end
+  end
+
   def test_no_body_statuses_drop_body_and_length
     [204, 304].each do |status|
       body = ProbeBody.new(["nope"])
@@ -241,10 +260,25 @@ class TestResponse < Minitest::Test
   end
 
   def test_exception_in_each_before_anything_sent_is_500_and_body_closed
-    body = ProbeBody.new(["partial"], raise_in_each: true)
+    body = ProbeBody.new([], raise_in_each: true)
     server = serve(->(_) { [200, {}, body] })
     res = request
     assert_equal 500, res.status
+    assert_equal %i[each close], body.calls
+    assert_includes server.log_text, "boom in each"
+  end
+
+  # Each part goes out as it is made, so a later exception can only cut the body short: no
+  # last chunk, and the connection closes, so the client cannot take it for a whole body.
+  def test_exception_in_each_after_a_part_cuts_the_body_and_closes
+    body = ProbeBody.new(["partial"], raise_in_each: true)
+    server = serve(->(_) { [200, {}, body] })
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    raw = sock.read
+    assert_match(%r{\AHTTP/1\.1 200 OK\r\n}, raw)
+    assert_includes raw, "7\r\npartial\r\n"
+    refute_includes raw, "0\r\n\r\n"
     assert_equal %i[each close], body.calls
     assert_includes server.log_text, "boom in each"
   end

@@ -21,7 +21,7 @@ void up_buffer_pool_dispose(up_buffer_pool_t *pool)
     pthread_mutex_destroy(&pool->lock);
 }
 
-static char *pool_take(up_buffer_pool_t *pool)
+char *up_buffer_pool_take(up_buffer_pool_t *pool)
 {
     pthread_mutex_lock(&pool->lock);
     void *chunk = pool->free_list;
@@ -34,7 +34,7 @@ static char *pool_take(up_buffer_pool_t *pool)
 }
 
 /* Returns 1 when the pool kept the chunk. */
-static int pool_give(up_buffer_pool_t *pool, char *chunk)
+static int pool_keep(up_buffer_pool_t *pool, char *chunk)
 {
     int kept = 0;
     pthread_mutex_lock(&pool->lock);
@@ -48,11 +48,17 @@ static int pool_give(up_buffer_pool_t *pool, char *chunk)
     return kept;
 }
 
+void up_buffer_pool_give(up_buffer_pool_t *pool, char *chunk)
+{
+    if (!pool_keep(pool, chunk))
+        free(chunk);
+}
+
 char *up_buffer_reserve(up_buffer_t *buf, up_buffer_pool_t *pool, size_t extra)
 {
     if (buf->base == NULL) {
         if (extra <= UP_BUFFER_CHUNK) {
-            buf->base = pool_take(pool);
+            buf->base = up_buffer_pool_take(pool);
             buf->cap = UP_BUFFER_CHUNK;
         } else {
             buf->base = up_malloc(extra);
@@ -90,7 +96,7 @@ void up_buffer_consume(up_buffer_t *buf, size_t n)
 
 void up_buffer_release(up_buffer_t *buf, up_buffer_pool_t *pool)
 {
-    if (buf->base != NULL && !(buf->cap == UP_BUFFER_CHUNK && pool_give(pool, buf->base)))
+    if (buf->base != NULL && !(buf->cap == UP_BUFFER_CHUNK && pool_keep(pool, buf->base)))
         free(buf->base);
     buf->base = NULL;
     buf->len = 0;

@@ -32,6 +32,9 @@ typedef struct up_buffer_pool_t {
 
 void up_buffer_pool_init(up_buffer_pool_t *pool);
 void up_buffer_pool_dispose(up_buffer_pool_t *pool);
+/* A block of UP_BUFFER_CHUNK bytes, and its return (freed when the pool is full). Any thread. */
+char *up_buffer_pool_take(up_buffer_pool_t *pool);
+void up_buffer_pool_give(up_buffer_pool_t *pool, char *chunk);
 
 /* Makes room for at least `extra` more bytes after buf->len, taking a chunk from the pool when
  * the buffer is empty and growing it geometrically otherwise. Returns buf->base + buf->len. */

@@ -1,125 +1,133 @@
 #ifndef UP_CONN_H
 #define UP_CONN_H
 
-/* One client connection: reads and parses requests, reads their bodies, hands each complete
- * request to the binding, and writes what the binding queued (responses to pipelined requests
- * go out together in one write). Fields starting with '_' belong to the engine. */
+/* One client connection: a socket behind a transport (transport.h), a read buffer, an output
+ * queue (outq.h), one timer, and the protocol that gives its bytes meaning (protocol.h). The
+ * connection reads when its protocol wants input, writes what is queued whenever the socket
+ * takes it, and closes; the protocol decides everything else.
+ *
+ * Threads. The loop thread owns a connection. A protocol may lend the current exchange to
+ * another thread (the binding's app thread) with up_conn_lend; that thread then produces
+ * output into conn->_staged, hands it over with up_conn_post (the loop writes it as soon as it
+ * can, never that thread), may wait for the backlog to shrink with up_conn_wait_backlog, and
+ * gives the exchange back with up_conn_resume. A lent connection is never freed: a close
+ * (client gone, write timeout, forced stop) only marks it broken, wakes its waiters and
+ * happens when it is given back.
+ *
+ * Fields starting with '_' belong to the engine. */
 
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdint.h>
-#include <sys/types.h>
-#include "chunked.h"
-#include "http1_parser.h"
+#include "buffer.h"
+#include "http1.h"
 #include "loop.h"
-#include "request_body.h"
+#include "outq.h"
+#include "protocol.h"
 #include "server.h"
 #include "timer.h"
-
-typedef enum up_conn_state_t {
-    UP_CONN_IDLE,   /* between requests, nothing received: keep-alive timer */
-    UP_CONN_HEAD,   /* part of a head received: head timer (408) */
-    UP_CONN_BODY,   /* head done, reading the body: body timer (408) */
-    UP_CONN_APP,    /* the binding has the request */
-    UP_CONN_CLOSING /* no more requests: write what is queued, then close */
-} up_conn_state_t;
-
-typedef enum up_framing_t {
-    UP_FRAMING_NONE,    /* no body may be sent: HEAD, 1xx, 204, 304 */
-    UP_FRAMING_LENGTH,  /* content-length */
-    UP_FRAMING_CHUNKED, /* transfer-encoding: chunked */
-    UP_FRAMING_CLOSE,   /* HTTP/1.0 without a length: the close ends the body */
-    UP_FRAMING_RAW      /* the app set transfer-encoding itself: bytes go out as given */
-} up_framing_t;
-
-/* What the response writer (response.c) knows about the response being written. */
-typedef struct up_response_state_t {
-    int status;
-    up_framing_t framing;
-    int64_t content_length; /* the app's content-length field, -1 when none */
-    uint64_t body_left;     /* bytes still allowed under UP_FRAMING_LENGTH */
-    uint64_t start_total;   /* conn->_out_total when this response began: the rollback point */
-    unsigned started : 1;
-    unsigned head_done : 1;
-    unsigned finished : 1;
-    unsigned head_only : 1;   /* HEAD request: head sent, body dropped */
-    unsigned no_body : 1;     /* status forbids a body (1xx, 204, 304) */
-    unsigned keep_alive : 1;  /* the connection may carry another request afterwards */
-    unsigned has_date : 1;
-    unsigned has_transfer_encoding : 1;
-} up_response_state_t;
-
-typedef struct up_request_t {
-    up_http1_request_t head;
-    up_request_body_t body;
-} up_request_t;
+#include "transport.h"
 
 struct up_conn_t {
     up_watcher_t _watcher; /* first: the loop hands it back to conn_on_event */
     up_server_t *server;
     const up_listener_t *listener;
-    void *user; /* the binding's, untouched by the engine */
+    const up_transport_t *transport;
+    void *transport_data; /* the transport's own state (TLS), NULL for TCP */
+    const up_protocol_t *protocol;
+    void *protocol_data;  /* state of a protocol other than HTTP/1 */
+    void *user;           /* the binding's, untouched by the engine */
     char remote_addr[INET6_ADDRSTRLEN];
-    up_request_t req;        /* valid while the binding has the request */
-    up_response_state_t res; /* response.c's */
-    int broken;              /* a write failed or timed out: the client is gone */
+    /* The client is gone (a write failed or timed out, or a forced stop): producers stop. Read
+     * by any thread. */
+    atomic_int broken;
+    int eof; /* the client finished sending */
 
-    up_conn_state_t _state;
+    /* The HTTP/1 exchange, while protocol is up_http1_protocol: the request handed to the
+     * binding, and the response writer's state (response.h). */
+    up_request_t req;
+    up_response_state_t res;
+    up_http1_t _h1;
+
+    up_buffer_t _rbuf; /* bytes read; the protocol consumes them from _rpos */
+    size_t _rpos;
+    up_outq_t _staged; /* output being produced by whichever thread has the exchange */
+    up_outq_t _posted; /* handed over by another thread; under server->post_lock */
+    up_outq_t _out;    /* being written; loop thread only */
+    /* Bytes in _posted and _out, for producers that wait on any thread. */
+    _Atomic uint64_t _backlog;
     up_timer_t _timer;
-    up_buffer_t _rbuf;   /* bytes read; requests are parsed in place */
-    size_t _rpos;        /* where the current request starts in _rbuf */
-    size_t _last_len;    /* what the parser saw last time, so it does not rescan */
-    size_t _body_pos;    /* where the unread body bytes start in _rbuf */
-    uint64_t _body_left; /* Content-Length bytes still to read */
-    up_chunked_decoder_t _chunked;
-    up_buffer_t _headers; /* room for config.max_headers parsed fields */
-    up_buffer_t _wbuf;    /* bytes to write, from the first unwritten one */
-    uint64_t _out_total;  /* bytes ever queued... */
-    uint64_t _sent_total; /* ...and written, to tell whether a response has begun on the wire */
-    int _file_fd;         /* a to_path body to sendfile after _wbuf, or -1 */
-    off_t _file_off;
-    uint64_t _file_left;
-    unsigned _queued;     /* responses queued since the last complete write */
-    size_t _req_end;      /* where the dispatched request's bytes end in _rbuf */
-    const char *_head_at; /* where the head was when parsed: if _rbuf moved, parse again */
-    int _timer_kind;      /* which server timer list _timer is in */
-    unsigned _eof : 1;            /* the client finished sending */
-    unsigned _closing_output : 1; /* shutdown(SHUT_WR) done: draining input before close */
-    unsigned _force_close : 1;    /* close as soon as the binding hands it back */
-    up_conn_t *_prev, *_next;     /* server->conns */
-    up_conn_t *_resume_next;      /* server->resume_head */
+    int _timer_kind;      /* the up_timer_kind_t _timer is armed for */
+    int _proto_timer;     /* the kind the protocol asked for when no output is pending */
+    unsigned _want_read : 1;
+    unsigned _lent : 1;          /* another thread has the exchange */
+    unsigned _close_when_back : 1; /* closed while lent: close once it is given back */
+    unsigned _closing : 1;       /* close once the output is written */
+    unsigned _lingering : 1;     /* sending side shut down: reading and dropping until close */
+    unsigned _closed : 1;
+    /* Under server->post_lock (kept out of the bit-fields the loop writes without it). */
+    unsigned char _on_post_list, _resume_posted, _post_closed, _free_when_popped;
+    int _backlog_waiters;
+    up_conn_t *_post_next; /* server->post_head */
+    up_conn_t *_prev, *_next; /* server->conns */
 };
 
-/* Takes a freshly accepted, non-blocking socket. */
-void up_conn_accept(up_server_t *server, const up_listener_t *listener, int fd,
-                    const struct sockaddr *addr);
-/* Closes at once, whatever is queued. */
+/* ---- loop thread ---------------------------------------------------------------------- */
+
+/* Takes a freshly accepted, non-blocking socket as a plain TCP connection speaking HTTP/1.
+ * Returns the connection (it may already be closed if the first read failed). */
+up_conn_t *up_conn_accept(up_server_t *server, const up_listener_t *listener, int fd,
+                          const struct sockaddr *addr);
+/* Closes at once, whatever is queued (or, when lent, as soon as it is given back). The memory
+ * is freed later in the loop iteration, so conn stays readable until the callback returns. */
 void up_conn_close(up_conn_t *conn);
-/* Called on the loop thread for a connection a binding thread handed back. */
-void up_conn_on_resume(up_conn_t *conn);
-/* The loop's timer check: the timer expired in state conn->_state. */
+/* Closes after everything queued is written, with a lingering close: the sending side is shut
+ * down and input drained for a while, so the client reads the last response rather than a
+ * reset caused by bytes it sent that were never read. */
+void up_conn_close_after_output(up_conn_t *conn);
+/* Whether the protocol wants the connection's input now. */
+void up_conn_want_read(up_conn_t *conn, int on);
+/* The timer the protocol wants while no output is pending (UP_TIMER_NONE to stop it). */
+void up_conn_set_timer(up_conn_t *conn, up_timer_kind_t kind);
+/* Moves what the loop thread staged behind what is queued (the exchange is not lent). */
+void up_conn_commit_staged(up_conn_t *conn);
+/* The same, then writes what the socket takes now. */
+void up_conn_flush(up_conn_t *conn);
+/* After a protocol acted outside an event of this connection: write, then watch for what
+ * comes next. */
+void up_conn_update(up_conn_t *conn);
+/* From the next byte on, conn speaks protocol (data: its protocol_data). Bytes already read
+ * and not consumed (conn->_rbuf from _rpos) go to the new protocol's on_read. */
+void up_conn_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data);
+/* Lends the exchange (to the binding, which may pass it to another thread) until
+ * up_conn_resume or up_conn_give_back. */
+void up_conn_lend(up_conn_t *conn);
+/* Takes a lent exchange back on the loop thread. Returns 0, or -1 when the connection was
+ * closed meanwhile (and is now). */
+int up_conn_give_back(up_conn_t *conn);
+/* The server's wake-up: takes what other threads posted and handed back. */
+void up_conn_take_posted(up_server_t *server);
+/* The loop's timer check: conn's timer expired. */
 void up_conn_on_timeout(up_conn_t *conn);
-/* Graceful stop: close when idle, else after the current response. */
-void up_conn_stop(up_conn_t *conn);
 
-/* Writes out everything queued, waiting (poll) while the socket is full, at most the write
- * timeout. For the binding while it owns the request (a long streamed body, or before running
- * rack.response_finished); it blocks, so a binding calls it without its interpreter lock.
- * Returns 0, or -1 when the client is gone (conn->broken is then set). */
-int up_conn_flush_wait(up_conn_t *conn);
-/* Bytes queued but not yet written. */
-size_t up_conn_pending(const up_conn_t *conn);
-/* Past this many queued bytes a binding writing a long body should call up_conn_flush_wait. */
-#define UP_OUTPUT_HIGH_WATER (256 * 1024)
+/* ---- whichever thread has the exchange ------------------------------------------------ */
 
-/* For the response writer: room for n more output bytes, then how many were used. */
-char *up_conn_out_reserve(up_conn_t *conn, size_t n);
-void up_conn_out_commit(up_conn_t *conn, size_t n);
-/* For the response writer, with a large body part: writes what is queued and as much of
- * data[0..len) as the socket takes now, without waiting, and returns how much of data went
- * out (counted as queued and sent); the caller queues the rest. Only from the thread that owns
- * the request, and only when no file is queued. */
-size_t up_conn_out_write_through(up_conn_t *conn, const char *data, size_t len);
-/* Body parts at least this large are worth a write of their own rather than a copy. */
-#define UP_WRITE_THROUGH_MIN (32 * 1024)
+/* Hands conn->_staged to the loop to be written as soon as the socket takes it; on the loop
+ * thread it is written at once. Returns 0, or -1 when the client is gone. */
+int up_conn_send(up_conn_t *conn);
+/* Gives a lent exchange back to the loop thread (with whatever is still staged). */
+void up_conn_resume(up_conn_t *conn);
+/* Bytes handed over and not yet written. Any thread. */
+uint64_t up_conn_backlog(up_conn_t *conn);
+/* Waits until at most max_bytes are handed over and unwritten, or *cancel is set (then call
+ * up_conn_cancel_wait to wake the waiter). Only a thread the exchange is lent to (it blocks; a
+ * binding calls it without its interpreter lock). Returns 0, or -1 when the client is gone. */
+int up_conn_wait_backlog(up_conn_t *conn, uint64_t max_bytes, const volatile int *cancel);
+void up_conn_cancel_wait(up_conn_t *conn);
+
+/* A producer past this many unwritten bytes should wait for them to drain (back-pressure). */
+#define UP_CONN_BACKLOG_LIMIT (256 * 1024)
+/* Bytes written to one connection per loop event, so one fast client cannot starve others. */
+#define UP_CONN_MAX_WRITE_PER_EVENT (1024 * 1024)
 
 #endif

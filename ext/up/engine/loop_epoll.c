@@ -1,16 +1,19 @@
 /* The epoll backend of loop.h, used by the MRI binding. Level-triggered: a connection that
  * stops reading mid-buffer (pipelining back-pressure) is simply not watched for reads, and no
- * readiness is ever lost between a partial read and the next wait. */
+ * readiness is ever lost between a partial read and the next wait. Closed watchers are kept on
+ * a list until the end of the iteration, as libuv keeps a closing handle, so both backends give
+ * an owner the same guarantee. */
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "loop.h"
+#include "loop_epoll.h"
 #include "memory.h"
 
 #define MAX_EVENTS 256
@@ -25,6 +28,8 @@ struct up_loop_t {
     unsigned tick_interval;
     uint64_t next_tick;
     uint64_t now;
+    up_watcher_t *closing; /* closed watchers whose on_closed has not run yet */
+    pthread_t thread;      /* the last thread that waited: the loop's own */
     int num_ready;
     struct epoll_event ready[MAX_EVENTS];
 };
@@ -62,11 +67,23 @@ up_loop_t *up_loop_new(void)
         return NULL;
     }
     loop->now = clock_ms();
+    loop->thread = pthread_self();
     return loop;
+}
+
+static void run_closing(up_loop_t *loop)
+{
+    while (loop->closing != NULL) {
+        up_watcher_t *w = loop->closing;
+        loop->closing = w->_next_closing;
+        w->_next_closing = NULL;
+        w->_on_closed(w, 0);
+    }
 }
 
 void up_loop_free(up_loop_t *loop)
 {
+    run_closing(loop);
     if (loop->wake_watcher.fd >= 0)
         close(loop->wake_watcher.fd);
     if (loop->epfd >= 0)
@@ -94,16 +111,19 @@ int up_loop_watch(up_loop_t *loop, up_watcher_t *w, unsigned events)
     return 0;
 }
 
-void up_loop_unwatch(up_loop_t *loop, up_watcher_t *w)
+void up_loop_close_watcher(up_loop_t *loop, up_watcher_t *w, up_watcher_cb on_closed)
 {
     if (w->events != 0)
         up_loop_watch(loop, w, 0);
     /* An event for w may still sit in this iteration's ready list; drop it so the callback of
-     * a freed owner never runs. */
+     * a closed owner never runs. */
     for (int i = 0; i < loop->num_ready; i++) {
         if (loop->ready[i].data.ptr == w)
             loop->ready[i].data.ptr = NULL;
     }
+    w->_on_closed = on_closed;
+    w->_next_closing = loop->closing;
+    loop->closing = w;
 }
 
 void up_loop_set_tick(up_loop_t *loop, unsigned interval_ms, up_loop_cb cb, void *data)
@@ -135,6 +155,11 @@ uint64_t up_loop_now(up_loop_t *loop)
     return loop->now;
 }
 
+int up_loop_is_loop_thread(up_loop_t *loop)
+{
+    return pthread_equal(pthread_self(), loop->thread);
+}
+
 int up_loop_wait(up_loop_t *loop, int timeout_ms)
 {
     int wait = -1;
@@ -144,6 +169,7 @@ int up_loop_wait(up_loop_t *loop, int timeout_ms)
     }
     if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
         wait = timeout_ms;
+    loop->thread = pthread_self();
     int n = epoll_wait(loop->epfd, loop->ready, MAX_EVENTS, wait);
     loop->num_ready = n > 0 ? n : 0;
     loop->now = clock_ms();
@@ -167,4 +193,5 @@ void up_loop_dispatch(up_loop_t *loop)
         loop->next_tick = loop->now + loop->tick_interval;
         loop->tick_cb(loop->tick_data);
     }
+    run_closing(loop);
 }

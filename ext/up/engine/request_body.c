@@ -39,9 +39,13 @@ static int write_all(int fd, const char *src, size_t len)
  * nothing is left behind even if the process is killed. */
 static int open_spool(const char *tmp_dir)
 {
+#ifdef O_TMPFILE
     int fd = open(tmp_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0)
         return fd;
+#else
+    int fd;
+#endif
     char path[4096];
     if (snprintf(path, sizeof(path), "%s/up-body-XXXXXX", tmp_dir) >= (int)sizeof(path)) {
         errno = ENAMETOOLONG;

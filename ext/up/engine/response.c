@@ -73,27 +73,24 @@ const char *up_status_reason(int status)
     }
 }
 
+/* The writer queues into conn->_staged, which belongs to whichever thread has the exchange;
+ * up_response_send hands it to the loop. */
+static char *out_reserve(up_conn_t *conn, size_t n)
+{
+    return up_outq_reserve(&conn->_staged, &conn->server->pool, n);
+}
+
+static void out_commit(up_conn_t *conn, size_t n)
+{
+    up_outq_commit(&conn->_staged, n);
+}
+
 static void out(up_conn_t *conn, const char *data, size_t len)
 {
-    memcpy(up_conn_out_reserve(conn, len), data, len);
-    up_conn_out_commit(conn, len);
+    up_outq_append(&conn->_staged, &conn->server->pool, data, len);
 }
 
 #define OUT_LIT(conn, s) out((conn), (s), sizeof(s) - 1)
-
-/* Body bytes. A large part goes to the socket straight from the caller's memory when the
- * socket takes it: copying it into the output buffer would cost a copy and, for each response,
- * growing that buffer past the pooled chunk size (page faults in and out). */
-static void out_body(up_conn_t *conn, const char *data, size_t len)
-{
-    if (len >= UP_WRITE_THROUGH_MIN && conn->_file_fd < 0 && !conn->broken) {
-        size_t done = up_conn_out_write_through(conn, data, len);
-        data += done;
-        len -= done;
-    }
-    if (len > 0)
-        out(conn, data, len);
-}
 
 static void out_u64(up_conn_t *conn, uint64_t v)
 {
@@ -128,11 +125,11 @@ up_response_error_t up_response_start(up_conn_t *conn, int status)
     res->status = status;
     res->started = 1;
     res->no_body = status < 200 || status == 204 || status == 304;
-    res->start_total = conn->_out_total;
+    res->start = up_outq_mark(&conn->_staged);
 
     const char *reason = up_status_reason(status);
     size_t reason_len = strlen(reason);
-    char *p = up_conn_out_reserve(conn, 16 + reason_len);
+    char *p = out_reserve(conn, 16 + reason_len);
     memcpy(p, "HTTP/1.1 ", 9);
     p[9] = (char)('0' + status / 100);
     p[10] = (char)('0' + status / 10 % 10);
@@ -141,7 +138,7 @@ up_response_error_t up_response_start(up_conn_t *conn, int status)
     memcpy(p + 13, reason, reason_len);
     p[13 + reason_len] = '\r';
     p[14 + reason_len] = '\n';
-    up_conn_out_commit(conn, 15 + reason_len);
+    out_commit(conn, 15 + reason_len);
     return UP_RESPONSE_OK;
 }
 
@@ -171,7 +168,7 @@ static int value_has_close(const char *v, size_t len)
 static void out_header(up_conn_t *conn, const char *name, size_t name_len, const char *value,
                        size_t value_len)
 {
-    char *p = up_conn_out_reserve(conn, name_len + value_len + 4);
+    char *p = out_reserve(conn, name_len + value_len + 4);
     for (size_t i = 0; i < name_len; i++) {
         char c = name[i];
         p[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
@@ -182,7 +179,7 @@ static void out_header(up_conn_t *conn, const char *name, size_t name_len, const
     memcpy(p, value, value_len);
     p[value_len] = '\r';
     p[value_len + 1] = '\n';
-    up_conn_out_commit(conn, name_len + value_len + 4);
+    out_commit(conn, name_len + value_len + 4);
 }
 
 up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
@@ -280,73 +277,94 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
     else if (conn->req.head.minor_version == 0)
         OUT_LIT(conn, "connection: keep-alive\r\n");
     if (!res->has_date) {
-        char *p = up_conn_out_reserve(conn, 6 + UP_DATE_LEN + 2);
+        char *p = out_reserve(conn, 6 + UP_DATE_LEN + 2);
         memcpy(p, "date: ", 6);
         up_date_copy(&conn->server->date, p + 6);
         memcpy(p + 6 + UP_DATE_LEN, "\r\n", 2);
-        up_conn_out_commit(conn, 6 + UP_DATE_LEN + 2);
+        out_commit(conn, 6 + UP_DATE_LEN + 2);
     }
     OUT_LIT(conn, "\r\n");
     res->head_done = 1;
     return UP_RESPONSE_OK;
 }
 
-up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len)
+/* How much of a len-byte body part the framing lets through (0 for none), with the chunk
+ * header written when chunked. The caller queues the part, then calls frame_part_end. */
+static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
 {
     up_response_state_t *res = &conn->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
-    if (conn->broken)
+    if (atomic_load(&conn->broken))
         return UP_RESPONSE_E_CLIENT_GONE;
     switch (res->framing) {
     case UP_FRAMING_NONE:
+        *len = 0;
         break;
     case UP_FRAMING_LENGTH:
-        if (len > res->body_left)
-            len = (size_t)res->body_left;
-        res->body_left -= len;
-        out_body(conn, data, len);
+        if (*len > res->body_left)
+            *len = (size_t)res->body_left;
+        res->body_left -= *len;
         break;
     case UP_FRAMING_CHUNKED:
-        if (len > 0) {
+        if (*len > 0) {
             char size[24];
-            int n = snprintf(size, sizeof(size), "%zx\r\n", len);
+            int n = snprintf(size, sizeof(size), "%zx\r\n", *len);
             out(conn, size, (size_t)n);
-            out_body(conn, data, len);
-            OUT_LIT(conn, "\r\n");
         }
         break;
     case UP_FRAMING_CLOSE:
     case UP_FRAMING_RAW:
-        out_body(conn, data, len);
         break;
     }
+    return UP_RESPONSE_OK;
+}
+
+static void frame_part_end(up_conn_t *conn, size_t len)
+{
+    if (conn->res.framing == UP_FRAMING_CHUNKED && len > 0)
+        OUT_LIT(conn, "\r\n");
+}
+
+up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len)
+{
+    up_response_error_t err = frame_part(conn, &len);
+    if (err != UP_RESPONSE_OK || len == 0)
+        return err;
+    out(conn, data, len);
+    frame_part_end(conn, len);
+    return UP_RESPONSE_OK;
+}
+
+up_response_error_t up_response_write_shared(up_conn_t *conn, up_shared_t *shared, size_t offset,
+                                             size_t len)
+{
+    up_response_error_t err = frame_part(conn, &len);
+    if (err != UP_RESPONSE_OK || len == 0)
+        return err;
+    up_outq_append_shared(&conn->_staged, shared, offset, len);
+    frame_part_end(conn, len);
     return UP_RESPONSE_OK;
 }
 
 up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len)
 {
     up_response_state_t *res = &conn->res;
-    if (!res->head_done || res->finished || conn->_file_fd >= 0) {
+    if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED) {
+        /* The binding passes a file's size to end_head, so chunked framing is a misuse. */
         close(fd);
         return UP_RESPONSE_E_STATE;
+    }
+    if (res->framing == UP_FRAMING_NONE) {
+        close(fd);
+        return UP_RESPONSE_OK;
     }
     if (res->framing == UP_FRAMING_LENGTH) {
         if (len > res->body_left)
             len = res->body_left;
         res->body_left -= len;
-    } else if (res->framing == UP_FRAMING_NONE) {
-        close(fd);
-        return UP_RESPONSE_OK;
-    } else if (res->framing == UP_FRAMING_CHUNKED) {
-        /* The binding passes a file's size to end_head, so this is a misuse. */
-        close(fd);
-        return UP_RESPONSE_E_STATE;
     }
-    conn->_file_fd = fd;
-    conn->_file_off = offset;
-    conn->_file_left = len;
-    conn->_out_total += len;
+    up_outq_append_file(&conn->_staged, fd, offset, len);
     return UP_RESPONSE_OK;
 }
 
@@ -368,24 +386,23 @@ int up_response_rollback(up_conn_t *conn)
     up_response_state_t *res = &conn->res;
     if (!res->started)
         return 1;
-    if (conn->_sent_total > res->start_total) {
+    if (res->posted) {
         res->keep_alive = 0;
         res->finished = 1;
         return 0;
     }
-    uint64_t queued = conn->_out_total - res->start_total;
-    if (conn->_file_fd >= 0) {
-        queued -= conn->_file_left;
-        close(conn->_file_fd);
-        conn->_file_fd = -1;
-        conn->_file_left = 0;
-    }
-    conn->_wbuf.len -= (size_t)queued;
-    conn->_out_total = res->start_total;
+    up_outq_truncate(&conn->_staged, &conn->server->pool, res->start);
     res->started = 0;
     res->head_done = 0;
     res->finished = 0;
     return 1;
+}
+
+int up_response_send(up_conn_t *conn)
+{
+    if (conn->res.started && !up_outq_empty(&conn->_staged))
+        conn->res.posted = 1;
+    return up_conn_send(conn);
 }
 
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)

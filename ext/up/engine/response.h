@@ -7,8 +7,11 @@
  * it is given, so no app can split a response, and it never writes more than a declared
  * content-length.
  *
- * Call order: start, add_header*, end_head, write* | sendfile, finish. A 1xx status (103 Early
- * Hints) ends at end_head and a final response may start after it. */
+ * Call order: start, add_header*, end_head, (write | write_shared | sendfile)*, finish. A 1xx
+ * status (103 Early Hints) ends at end_head and a final response may start after it.
+ *
+ * Everything is queued on conn->_staged by the thread that has the exchange; up_response_send
+ * hands it to the loop to be written (otherwise it goes when the exchange is given back). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,15 +38,22 @@ up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, si
 /* body_length: the body's size when the binding knows it (an Array body, a file), else -1. */
 up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length);
 up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len);
+/* A body part the writer references instead of copying (a large String, a shared frame). */
+up_response_error_t up_response_write_shared(up_conn_t *conn, up_shared_t *shared, size_t offset,
+                                             size_t len);
 /* Queues len bytes of fd from offset; the writer owns fd from now on and closes it. */
 up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len);
 /* Ends the body (last chunk); a body shorter than its content-length closes the connection. */
 up_response_error_t up_response_finish(up_conn_t *conn);
 
-/* Drops whatever this response queued, if none of it has been written yet (returns 1), so an
- * error found mid-way can still become a clean 500. Returns 0 when bytes are already on the
- * wire: the connection is then marked to close after what is queued. */
+/* Drops whatever this response queued, if none of it has been handed to the loop yet (returns
+ * 1), so an error found mid-way can still become a clean 500. Returns 0 when bytes may already
+ * be on the wire: the connection is then marked to close after what is queued. */
 int up_response_rollback(up_conn_t *conn);
+
+/* Hands what is staged to the loop now (a streamed part, early hints): see up_conn_send.
+ * Returns 0, or -1 when the client is gone. */
+int up_response_send(up_conn_t *conn);
 
 /* A whole small response with a text/plain body: the engine's 4xx and the binding's 500. */
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close);

@@ -1,16 +1,12 @@
 /* Listening sockets, accepting, the once-a-second tick (timeouts and the Date header), the
- * hand-back of connections from app threads, and graceful stop. */
+ * wake-up that takes what other threads handed to connections, and graceful stop. */
 
-#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "conn.h"
 #include "memory.h"
@@ -32,7 +28,7 @@ void up_server_config_defaults(up_server_config_t *cfg)
     cfg->keepalive_timeout_ms = UP_DEFAULT_KEEPALIVE_TIMEOUT_MS;
     cfg->write_timeout_ms = UP_DEFAULT_WRITE_TIMEOUT_MS;
     cfg->max_pipeline = UP_DEFAULT_MAX_PIPELINE;
-    cfg->tmp_dir = "/tmp";
+    snprintf(cfg->tmp_dir, sizeof(cfg->tmp_dir), "/tmp");
 }
 
 static void log_line(up_server_t *server, const char *message)
@@ -41,21 +37,24 @@ static void log_line(up_server_t *server, const char *message)
         server->handler.on_log(message, server->handler.user);
 }
 
-static void pause_accepting(up_server_t *server)
+/* Watches the listeners when the server may accept, and not otherwise. */
+static void update_accepting(up_server_t *server)
 {
+    unsigned events =
+        server->stopping || server->accept_paused || server->accept_held ? 0 : UP_EV_READ;
     for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
-        up_loop_watch(server->loop, &l->watcher, 0);
-    server->accept_paused = 1;
+        up_loop_watch(server->loop, &l->watcher, events);
 }
 
-static void resume_accepting(up_server_t *server)
+void up_server_hold_accept(up_server_t *server, int hold)
 {
-    for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
-        up_loop_watch(server->loop, &l->watcher, UP_EV_READ);
-    server->accept_paused = 0;
+    if (server->accept_held == hold)
+        return;
+    server->accept_held = hold;
+    update_accepting(server);
 }
 
-static void expire(up_server_t *server, up_timer_list_t *list, uint64_t now)
+static void expire(up_timer_list_t *list, uint64_t now)
 {
     up_timer_t *t;
     while ((t = up_timer_list_expired(list, now)) != NULL) {
@@ -69,50 +68,17 @@ static void server_on_tick(void *data)
     up_server_t *server = data;
     uint64_t now = up_loop_now(server->loop);
     up_date_refresh(&server->date);
-    if (server->accept_paused && !server->stopping)
-        resume_accepting(server);
-    expire(server, &server->keepalive_timers, now);
-    expire(server, &server->head_timers, now);
-    expire(server, &server->body_timers, now);
-    expire(server, &server->write_timers, now);
-    expire(server, &server->linger_timers, now);
+    if (server->accept_paused) {
+        server->accept_paused = 0;
+        update_accepting(server);
+    }
+    for (int kind = UP_TIMER_NONE + 1; kind < UP_TIMER__COUNT; kind++)
+        expire(&server->timers[kind], now);
 }
 
 static void server_on_wake(void *data)
 {
-    up_server_t *server = data;
-    pthread_mutex_lock(&server->resume_lock);
-    up_conn_t *list = server->resume_head;
-    server->resume_head = NULL;
-    pthread_mutex_unlock(&server->resume_lock);
-    /* The list was built newest first; answer in hand-back order for fairness. */
-    up_conn_t *ordered = NULL;
-    while (list != NULL) {
-        up_conn_t *next = list->_resume_next;
-        list->_resume_next = ordered;
-        ordered = list;
-        list = next;
-    }
-    while (ordered != NULL) {
-        up_conn_t *next = ordered->_resume_next;
-        ordered->_resume_next = NULL;
-        up_conn_on_resume(ordered);
-        ordered = next;
-    }
-}
-
-void up_conn_resume(up_conn_t *conn)
-{
-    up_server_t *server = conn->server;
-    pthread_mutex_lock(&server->resume_lock);
-    int first = server->resume_head == NULL;
-    conn->_resume_next = server->resume_head;
-    server->resume_head = conn;
-    pthread_mutex_unlock(&server->resume_lock);
-    /* One wake-up per batch: the loop takes the whole list when it wakes, and a list that is
-     * not empty already has a wake-up on its way. */
-    if (first)
-        up_loop_wake(server->loop);
+    up_conn_take_posted(data);
 }
 
 up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
@@ -124,15 +90,41 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
     server->handler = *handler;
     up_buffer_pool_init(&server->pool);
     up_date_init(&server->date);
-    up_timer_list_init(&server->keepalive_timers, cfg->keepalive_timeout_ms);
-    up_timer_list_init(&server->head_timers, cfg->head_timeout_ms);
-    up_timer_list_init(&server->body_timers, cfg->body_timeout_ms);
-    up_timer_list_init(&server->write_timers, cfg->write_timeout_ms);
-    up_timer_list_init(&server->linger_timers, UP_LINGER_TIMEOUT_MS);
-    pthread_mutex_init(&server->resume_lock, NULL);
+    up_timer_list_init(&server->timers[UP_TIMER_NONE], 0);
+    up_timer_list_init(&server->timers[UP_TIMER_KEEPALIVE], cfg->keepalive_timeout_ms);
+    up_timer_list_init(&server->timers[UP_TIMER_HEAD], cfg->head_timeout_ms);
+    up_timer_list_init(&server->timers[UP_TIMER_BODY], cfg->body_timeout_ms);
+    up_timer_list_init(&server->timers[UP_TIMER_WRITE], cfg->write_timeout_ms);
+    up_timer_list_init(&server->timers[UP_TIMER_LINGER], UP_LINGER_TIMEOUT_MS);
+    pthread_mutex_init(&server->post_lock, NULL);
+    pthread_cond_init(&server->drain_cond, NULL);
     up_loop_set_tick(loop, 1000, server_on_tick, server);
     up_loop_set_wake(loop, server_on_wake, server);
     return server;
+}
+
+static void really_free(up_server_t *server)
+{
+    up_loop_set_tick(server->loop, 1000, NULL, NULL);
+    up_loop_set_wake(server->loop, NULL, NULL);
+    up_buffer_pool_dispose(&server->pool);
+    pthread_mutex_destroy(&server->post_lock);
+    pthread_cond_destroy(&server->drain_cond);
+    free(server);
+}
+
+void up_server_closed_one(up_server_t *server)
+{
+    if (--server->pending_closes == 0 && server->freeing)
+        really_free(server);
+}
+
+static void listener_on_closed(up_watcher_t *w, unsigned revents)
+{
+    up_server_t *server = ((up_listener_t *)w)->server;
+    (void)revents;
+    free(w);
+    up_server_closed_one(server);
 }
 
 static void close_listeners(up_server_t *server)
@@ -140,21 +132,27 @@ static void close_listeners(up_server_t *server)
     while (server->listeners != NULL) {
         up_listener_t *l = server->listeners;
         server->listeners = l->next;
-        up_loop_unwatch(server->loop, &l->watcher);
-        close(l->watcher.fd);
-        free(l);
+        server->pending_closes++;
+        up_loop_close_watcher(server->loop, &l->watcher, listener_on_closed);
+        /* An adopted socket belongs to whoever handed it over (a Ruby Socket in a worker):
+         * closing its number here would close whatever reuses it later. */
+        if (l->owned)
+            close(l->watcher.fd);
     }
 }
 
 void up_server_free(up_server_t *server)
 {
     close_listeners(server);
+    /* Exchanges given back since the last wake-up close normally; one still lent has no
+     * thread left to give it back (the contract), so it is taken back here. */
+    up_conn_take_posted(server);
+    for (up_conn_t *conn = server->conns; conn != NULL; conn = conn->_next)
+        conn->_lent = 0;
     up_server_close_all(server);
-    up_loop_set_tick(server->loop, 1000, NULL, NULL);
-    up_loop_set_wake(server->loop, NULL, NULL);
-    up_buffer_pool_dispose(&server->pool);
-    pthread_mutex_destroy(&server->resume_lock);
-    free(server);
+    server->freeing = 1;
+    if (server->pending_closes == 0)
+        really_free(server);
 }
 
 /* ---------------------------------------------------------------- accepting */
@@ -162,13 +160,14 @@ void up_server_free(up_server_t *server)
 static void listener_on_read(up_watcher_t *w, unsigned revents)
 {
     up_listener_t *l = (up_listener_t *)w;
+    up_server_t *server = l->server;
     (void)revents;
-    for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+    for (int i = 0; i < ACCEPTS_PER_EVENT && !server->accept_held && !server->stopping; i++) {
         struct sockaddr_storage addr;
         socklen_t addr_len = sizeof(addr);
-        int fd = accept4(w->fd, (struct sockaddr *)&addr, &addr_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = up_tcp_accept(w->fd, (struct sockaddr *)&addr, &addr_len);
         if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
+            if (errno == ECONNABORTED)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 /* Out of file descriptors (EMFILE) and the like: the listener stays readable,
@@ -176,12 +175,13 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
                 char msg[128];
                 snprintf(msg, sizeof(msg), "accept failed: %s; pausing accepts for a second",
                          strerror(errno));
-                log_line(l->server, msg);
-                pause_accepting(l->server);
+                log_line(server, msg);
+                server->accept_paused = 1;
+                update_accepting(server);
             }
             return;
         }
-        up_conn_accept(l->server, l, fd, (struct sockaddr *)&addr);
+        up_conn_accept(server, l, fd, (struct sockaddr *)&addr);
     }
 }
 
@@ -218,13 +218,13 @@ static void describe_address(up_listener_t *l, int fd)
     snprintf(l->port, sizeof(l->port), "%u", port);
 }
 
-int up_server_adopt_listener(up_server_t *server, int fd, const char **err)
+static int add_listener(up_server_t *server, int fd, int owned, const char **err)
 {
     up_listener_t *l = up_calloc(1, sizeof(*l));
-    int one = 1;
     /* Wake us only when the first request bytes are in: one less trip through the loop. */
-    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof(one));
+    up_tcp_defer_accept(fd);
     l->watcher.fd = fd;
+    l->owned = owned;
     l->watcher.cb = listener_on_read;
     l->server = server;
     describe_address(l, fd);
@@ -235,28 +235,13 @@ int up_server_adopt_listener(up_server_t *server, int fd, const char **err)
     }
     l->next = server->listeners;
     server->listeners = l;
+    update_accepting(server);
     return 0;
 }
 
-static int bind_one(const struct addrinfo *ai, const char **err)
+int up_server_adopt_listener(up_server_t *server, int fd, const char **err)
 {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-        *err = strerror(errno);
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (ai->ai_family == AF_INET6)
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
-        int saved = errno;
-        *err = strerror(saved);
-        close(fd);
-        errno = saved;
-        return -1;
-    }
-    return fd;
+    return add_listener(server, fd, 0, err);
 }
 
 int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err)
@@ -272,8 +257,8 @@ int up_server_listen(up_server_t *server, const char *host, const char *port, co
     }
     int bound = 0;
     for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
-        const char *one_err = NULL;
-        int fd = bind_one(ai, &one_err);
+        int fd = up_tcp_listen(ai->ai_addr, ai->ai_addrlen, LISTEN_BACKLOG);
+        const char *one_err = fd < 0 ? strerror(errno) : NULL;
         if (fd < 0) {
             /* "localhost" may name ::1 on a host without IPv6: one address is enough, but a
              * port in use is an error whatever else bound. */
@@ -285,7 +270,7 @@ int up_server_listen(up_server_t *server, const char *host, const char *port, co
             *err = one_err;
             continue;
         }
-        if (up_server_adopt_listener(server, fd, err) != 0) {
+        if (add_listener(server, fd, 1, err) != 0) {
             close(fd);
             freeaddrinfo(res);
             return -1;
@@ -305,7 +290,7 @@ void up_server_stop(up_server_t *server)
     up_conn_t *conn = server->conns;
     while (conn != NULL) {
         up_conn_t *next = conn->_next;
-        up_conn_stop(conn);
+        conn->protocol->on_stop(conn);
         conn = next;
     }
 }
@@ -320,10 +305,7 @@ void up_server_close_all(up_server_t *server)
     up_conn_t *conn = server->conns;
     while (conn != NULL) {
         up_conn_t *next = conn->_next;
-        if (conn->_state == UP_CONN_APP)
-            conn->_force_close = 1;
-        else
-            up_conn_close(conn);
+        up_conn_close(conn);
         conn = next;
     }
 }

@@ -26,7 +26,7 @@ typedef struct up_server_config_t {
     unsigned keepalive_timeout_ms; /* idle connection between requests: closed */
     unsigned write_timeout_ms;     /* longest wait for a client to take response bytes */
     unsigned max_pipeline;    /* responses held before they are written out */
-    const char *tmp_dir;      /* where bodies are spooled */
+    char tmp_dir[4096];       /* where bodies are spooled */
 } up_server_config_t;
 
 #define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)
@@ -44,19 +44,33 @@ typedef struct up_server_config_t {
 
 void up_server_config_defaults(up_server_config_t *cfg);
 
+/* The timers a connection can be armed for; each has its own list in the server. */
+typedef enum up_timer_kind_t {
+    UP_TIMER_NONE,
+    UP_TIMER_KEEPALIVE, /* idle between requests */
+    UP_TIMER_HEAD,      /* a request head arriving: runs from its first byte, never restarted */
+    UP_TIMER_BODY,      /* a pause while a body arrives */
+    UP_TIMER_WRITE,     /* a pause while output waits for the client */
+    UP_TIMER_LINGER,    /* a lingering close: runs from the shutdown, never restarted */
+    UP_TIMER__COUNT
+} up_timer_kind_t;
+
 typedef enum up_request_result_t {
     UP_REQUEST_DONE,    /* the response is queued; the engine goes on with the connection */
-    UP_REQUEST_DEFERRED /* another thread answers, then calls up_conn_resume */
+    UP_REQUEST_DEFERRED /* the binding lent the exchange (up_conn_lend) and will resume it */
 } up_request_result_t;
 
 typedef struct up_server_handler_t {
     /* A request head and its whole body are in (conn->req). Runs on the loop thread. The
      * response is written with the up_response_* calls, then DONE is returned, or the
-     * connection is handed to another thread and DEFERRED returned. */
+     * exchange is lent to another thread and DEFERRED returned. */
     up_request_result_t (*on_request)(up_conn_t *conn, void *user);
     /* A problem worth a log line that no request can report (accept failing, a spool file
-     * that cannot be written). */
+     * that cannot be written). Loop thread. */
     void (*on_log)(const char *message, void *user);
+    /* Optional. The output of a lent exchange drained while the binding waits on the loop
+     * thread itself (it asked with up_response_notify_drained). */
+    void (*on_drained)(up_conn_t *conn, void *user);
     void *user;
 } up_server_handler_t;
 
@@ -66,6 +80,7 @@ typedef struct up_listener_t {
     up_server_t *server;
     char host[64]; /* numeric address ("127.0.0.1", "[::1]") */
     char port[8];
+    int owned;     /* the engine bound it and closes it; an adopted one is only forgotten */
     struct up_listener_t *next;
 } up_listener_t;
 
@@ -79,17 +94,27 @@ struct up_server_t {
     up_conn_t *conns; /* every open connection, for shutdown */
     size_t num_conns;
     int stopping;
-    int accept_paused; /* accept failed for lack of descriptors: retried on the next tick */
-    up_timer_list_t keepalive_timers, head_timers, body_timers, write_timers, linger_timers;
-    /* Connections that app threads finished with, handed back to the loop thread. */
-    pthread_mutex_t resume_lock;
-    up_conn_t *resume_head;
+    int accept_paused;  /* accept failed for lack of descriptors: retried on the next tick */
+    int accept_held;    /* the binding cannot take more requests now (up_server_hold_accept) */
+    up_timer_list_t timers[UP_TIMER__COUNT];
+    /* What threads other than the loop's hand to connections: posted output, given-back
+     * exchanges. drain_cond wakes producers waiting for a backlog to shrink. */
+    pthread_mutex_t post_lock;
+    pthread_cond_t drain_cond;
+    up_conn_t *post_head, *post_tail;
+    /* Watchers closed whose backend has not let go yet: the server is freed after the last. */
+    size_t pending_closes;
+    int freeing;
 };
 
 up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
                            const up_server_handler_t *handler);
-/* Closes everything and frees the server (not the loop). */
+/* Closes everything and frees the server (not the loop) once the backend has let go of every
+ * watcher, which may be later in the loop (an epoll loop: in up_loop_free at the latest). No
+ * other thread may still have an exchange lent to it. */
 void up_server_free(up_server_t *server);
+/* A watcher of the server's finished closing (conn.c, server.c). */
+void up_server_closed_one(up_server_t *server);
 
 /* Binds every address host resolves to (NULL: all interfaces) on port and starts accepting.
  * Returns 0, or -1 with a message in err (a static or strerror string, e.g. "Address already
@@ -103,8 +128,12 @@ int up_server_adopt_listener(up_server_t *server, int fd, const char **err);
 void up_server_stop(up_server_t *server);
 size_t up_server_num_conns(const up_server_t *server);
 /* Closes whatever is still open, busy or not: the graceful deadline has passed. Connections
- * held by app threads are only marked; they close when handed back. */
+ * lent to other threads are marked broken (their producers stop) and close when given back. */
 void up_server_close_all(up_server_t *server);
+
+/* The binding cannot take more requests now (every app thread busy): stop accepting, so the
+ * kernel keeps new connections for sibling workers, until released. Loop thread. */
+void up_server_hold_accept(up_server_t *server, int hold);
 
 /* Writes addr's IP as text into host (IPv6 in brackets when bracket_ipv6, as in a URL) and its
  * port into *port; host is "" for other families. */
@@ -112,7 +141,5 @@ struct sockaddr;
 void up_format_address(const struct sockaddr *addr, char *host, size_t host_size,
                        unsigned *port, int bracket_ipv6);
 
-/* Hands a DEFERRED connection back to the loop thread; callable from any thread. */
-void up_conn_resume(up_conn_t *conn);
 
 #endif

@@ -9,9 +9,11 @@
 #include <ruby/thread.h>
 #include <pthread.h>
 #include "conn.h"
-#include "loop.h"
+#include "loop_epoll.h"
 #include "response.h"
 #include "server.h"
+
+struct pin_t;
 
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
@@ -35,12 +37,22 @@ typedef struct up_rb_server_t {
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
     up_conn_t *queue_head, *queue_tail;
+    int queue_len;
     int queue_closed;
     int queue_sleepers; /* app threads waiting on queue_cond */
+    int busy;           /* app threads running a request */
+    /* The watchdog (thread_pool.c): requests completed, and when the loop last saw that
+     * number change while work waited. */
+    _Atomic unsigned long completed;
+    unsigned long watch_completed;
+    uint64_t watch_since_ns;
     /* Requests of the current loop iteration, queued in one go by up_rb_pool_publish so that
      * a burst costs one lock and at most one wake-up instead of one per request. Loop thread
      * only. */
     up_conn_t *batch_head, *batch_tail;
+    /* Large body Strings the output queues reference (shared_string.c). */
+    pthread_mutex_t pin_lock;
+    struct pin_t *pins;
 } up_rb_server_t;
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
@@ -67,7 +79,7 @@ void up_rb_init_stream(VALUE mUp);
 void up_rb_init_body(VALUE mUp);
 void up_rb_init_request_handler(VALUE mUp);
 /* The stream handed to a streaming body's call; closed? tells the body walker it is done. */
-VALUE up_rb_stream_new(up_conn_t *conn, VALUE input);
+VALUE up_rb_stream_new(up_rb_server_t *srv, up_conn_t *conn, VALUE input);
 int up_rb_stream_closed(VALUE stream);
 void up_rb_stream_detach(VALUE stream);
 
@@ -84,8 +96,22 @@ VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALU
  * message saying what was invalid. */
 int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message);
 
-/* Flushes conn without the GVL (it may wait for a slow client). Returns 0 or -1 (gone). */
-int up_rb_flush(up_conn_t *conn);
+/* Queues one body part (a String): a copy, or a reference to a large one. Returns 0, or -1
+ * when the client is gone. */
+int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part);
+/* Hands what the response staged to the loop; past the backlog limit, waits (without the GVL)
+ * for the client to take some. Returns 0, or -1 when the client is gone. */
+int up_rb_send(up_conn_t *conn);
+
+static inline int up_rb_on_loop_thread(up_conn_t *conn)
+{
+    return up_loop_is_loop_thread(conn->server->loop);
+}
+
+/* A reference to str's bytes for an output queue (shared_string.c); the caller releases it
+ * once queued. The server marks what is referenced. */
+up_shared_t *up_rb_shared_string(up_rb_server_t *srv, VALUE str);
+void up_rb_mark_shared_strings(up_rb_server_t *srv);
 
 /* Logs an exception through Up::Server#report_exception (lib/up/server.rb). */
 void up_rb_report(up_rb_server_t *srv, VALUE error, VALUE env);
@@ -95,7 +121,14 @@ void up_rb_report(up_rb_server_t *srv, VALUE error, VALUE env);
 void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn);
 void up_rb_pool_publish(up_rb_server_t *srv);
 void up_rb_pool_start(up_rb_server_t *srv);
-void up_rb_pool_stop(up_rb_server_t *srv, double timeout);
+/* Lets the threads finish what is queued and waits for them until deadline_ns (a
+ * CLOCK_MONOTONIC time); threads still busy then are killed. */
+void up_rb_pool_stop(up_rb_server_t *srv, uint64_t deadline_ns);
+/* The loop thread's look at the pool after each turn: wakes another app thread when work has
+ * waited while none finished for a while, holds accepting while every thread is taken.
+ * Returns how long the loop may sleep before looking again (ms), or -1 for no limit. */
+int up_rb_pool_watch(up_rb_server_t *srv);
+uint64_t up_rb_now_ns(void);
 
 void up_rb_init_server(VALUE mUp);
 

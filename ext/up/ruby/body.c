@@ -13,19 +13,38 @@
 static ID id_each, id_call, id_close, id_to_path, id_to_ary;
 static VALUE eClientDisconnected, eInvalidResponse;
 
-/* ---------------------------------------------------------------- flushing */
+/* ---------------------------------------------------------------- sending */
 
-static void *flush_nogvl(void *conn)
+typedef struct wait_t {
+    up_conn_t *conn;
+    volatile int cancelled;
+} wait_t;
+
+static void *wait_nogvl(void *arg)
 {
-    return (void *)(intptr_t)up_conn_flush_wait(conn);
+    wait_t *w = arg;
+    return (void *)(intptr_t)up_conn_wait_backlog(w->conn, UP_CONN_BACKLOG_LIMIT / 2, &w->cancelled);
 }
 
-int up_rb_flush(up_conn_t *conn)
+static void wait_unblock(void *arg)
 {
-    if (up_conn_pending(conn) == 0)
-        return conn->broken ? -1 : 0;
-    /* Without the GVL: only conn's own buffers are touched, no Ruby object. */
-    return (int)(intptr_t)rb_thread_call_without_gvl(flush_nogvl, conn, NULL, NULL);
+    wait_t *w = arg;
+    w->cancelled = 1;
+    up_conn_cancel_wait(w->conn);
+}
+
+int up_rb_send(up_conn_t *conn)
+{
+    if (up_response_send(conn) != 0)
+        return -1;
+    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT || up_rb_on_loop_thread(conn))
+        return 0;
+    /* Back-pressure on this producer only: wait, without the GVL, until the client has taken
+     * half of it. Only conn's backlog and the server's drain lock are touched, no Ruby object. */
+    wait_t w = {conn, 0};
+    int r = (int)(intptr_t)rb_thread_call_without_gvl(wait_nogvl, &w, wait_unblock, &w);
+    rb_thread_check_ints();
+    return r;
 }
 
 /* ---------------------------------------------------------------- headers */
@@ -110,99 +129,90 @@ int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message)
 
 /* ---------------------------------------------------------------- body */
 
+/* Parts at least this large are queued by reference, not copied (shared_string.c). */
+#define SHARE_MIN (32 * 1024)
+
 typedef struct walk_t {
+    up_rb_server_t *srv;
     up_conn_t *conn;
-    VALUE body;
     VALUE env;
+    VALUE body;
     VALUE stream;
 } walk_t;
 
-static VALUE invalid(const char *fmt, VALUE arg)
-{
-    VALUE msg = rb_sprintf(fmt, arg);
-    return rb_exc_new_str(eInvalidResponse, msg);
-}
-
-static void write_part(up_conn_t *conn, VALUE part)
+static void check_part(VALUE part)
 {
     if (!RB_TYPE_P(part, T_STRING))
         rb_raise(eInvalidResponse, "the body yielded a %" PRIsVALUE ", not a String",
                  rb_obj_class(part));
-    if (up_response_write(conn, RSTRING_PTR(part), (size_t)RSTRING_LEN(part)) != UP_RESPONSE_OK)
-        rb_raise(eClientDisconnected, "the client closed the connection");
-    if (up_conn_pending(conn) > UP_OUTPUT_HIGH_WATER && up_rb_flush(conn) != 0)
+}
+
+int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part)
+{
+    size_t len = (size_t)RSTRING_LEN(part);
+    up_response_error_t err;
+    if (len >= SHARE_MIN && !conn->res.head_only && !conn->res.no_body) {
+        up_shared_t *shared = up_rb_shared_string(srv, part);
+        err = up_response_write_shared(conn, shared, 0, len);
+        up_shared_release(shared);
+    } else {
+        err = up_response_write(conn, RSTRING_PTR(part), len);
+    }
+    return err == UP_RESPONSE_OK ? 0 : -1;
+}
+
+static void queue_part(walk_t *w, VALUE part)
+{
+    if (up_rb_queue_part(w->srv, w->conn, part) != 0)
         rb_raise(eClientDisconnected, "the client closed the connection");
 }
 
 static VALUE each_part(RB_BLOCK_CALL_FUNC_ARGLIST(part, arg))
 {
-    write_part((up_conn_t *)arg, part);
-    return Qnil;
-}
-
-static VALUE run_each(VALUE arg)
-{
     walk_t *w = (walk_t *)arg;
-    rb_block_call(w->body, id_each, 0, NULL, each_part, (VALUE)w->conn);
+    check_part(part);
+    queue_part(w, part);
+    /* Each part goes out as it is made (SSE, long polling, progress), not when the body ends;
+     * parts made within one loop turn still leave in one write. */
+    if (up_rb_send(w->conn) != 0)
+        rb_raise(eClientDisconnected, "the client closed the connection");
     return Qnil;
 }
 
-static VALUE run_call(VALUE arg)
-{
-    walk_t *w = (walk_t *)arg;
-    w->stream = up_rb_stream_new(w->conn, rb_hash_aref(w->env, up_rb_key_rack_input));
-    rb_funcall(w->body, id_call, 1, w->stream);
-    return Qnil;
-}
-
-static VALUE run_close(VALUE body)
-{
-    return rb_funcall(body, id_close, 0);
-}
-
-static VALUE run_to_path(VALUE body)
-{
-    return rb_funcall(body, id_to_path, 0);
-}
-
-static VALUE run_to_ary(VALUE body)
-{
-    return rb_check_array_type(rb_funcall(body, id_to_ary, 0));
-}
-
-/* Returns the exception raised by f(arg), or Qnil. */
-static VALUE protect(VALUE (*f)(VALUE), VALUE arg, VALUE *result)
-{
-    int state = 0;
-    VALUE r = rb_protect(f, arg, &state);
-    if (result != NULL)
-        *result = r;
-    if (state == 0)
-        return Qnil;
-    VALUE err = rb_errinfo();
-    rb_set_errinfo(Qnil);
-    if (!rb_obj_is_kind_of(err, rb_eException))
-        err = rb_exc_new_cstr(rb_eRuntimeError, "the body was interrupted");
-    return err;
-}
-
-static VALUE send_parts(up_conn_t *conn, VALUE parts)
+/* The length of an Array body of Strings, or -1 when a part is not a String. */
+static int64_t parts_length(VALUE parts)
 {
     int64_t total = 0;
     for (long i = 0; i < RARRAY_LEN(parts); i++) {
         VALUE part = RARRAY_AREF(parts, i);
         if (!RB_TYPE_P(part, T_STRING))
-            return invalid("the body has a %" PRIsVALUE ", not a String", rb_obj_class(part));
+            return -1;
         total += RSTRING_LEN(part);
     }
-    up_response_end_head(conn, total);
-    for (long i = 0; i < RARRAY_LEN(parts); i++) {
-        VALUE part = RARRAY_AREF(parts, i);
-        if (up_response_write(conn, RSTRING_PTR(part), (size_t)RSTRING_LEN(part)) !=
-            UP_RESPONSE_OK)
-            return rb_exc_new_cstr(eClientDisconnected, "the client closed the connection");
-    }
-    return Qnil;
+    return total;
+}
+
+static void send_parts(walk_t *w, VALUE parts)
+{
+    int64_t total = parts_length(parts);
+    for (long i = 0; total < 0 && i < RARRAY_LEN(parts); i++)
+        check_part(RARRAY_AREF(parts, i));
+    up_response_end_head(w->conn, total);
+    for (long i = 0; i < RARRAY_LEN(parts); i++)
+        queue_part(w, RARRAY_AREF(parts, i));
+}
+
+/* The parts of an Array body or of one that can be one (to_ary), else nil. */
+static VALUE body_parts(VALUE body)
+{
+    if (RB_TYPE_P(body, T_ARRAY))
+        return body;
+    if (!rb_respond_to(body, id_to_ary))
+        return Qnil;
+    VALUE parts = rb_check_array_type(rb_funcall(body, id_to_ary, 0));
+    if (NIL_P(parts))
+        rb_raise(eInvalidResponse, "the body's to_ary returned no Array");
+    return parts;
 }
 
 /* Returns 1 when the file was queued, 0 to fall back to each. */
@@ -223,61 +233,60 @@ static int send_file(up_conn_t *conn, VALUE path)
     return 1;
 }
 
-static VALUE send_body(walk_t *w)
+static VALUE run_stream(VALUE arg)
+{
+    walk_t *w = (walk_t *)arg;
+    rb_funcall(w->body, id_call, 1, w->stream);
+    return Qnil;
+}
+
+static VALUE detach_stream(VALUE arg)
+{
+    up_rb_stream_detach(((walk_t *)arg)->stream);
+    return Qnil;
+}
+
+/* Sends the body by the fastest route it offers. Raises on anything invalid. */
+static void send_body(walk_t *w)
 {
     up_conn_t *conn = w->conn;
-    VALUE body = w->body, err, result;
+    VALUE body = w->body;
     if (conn->res.no_body || conn->res.head_only) {
-        /* HEAD gets the length GET would have, when that is known without running the body. */
-        int64_t total = -1;
-        if (conn->res.head_only && RB_TYPE_P(body, T_ARRAY)) {
-            total = 0;
-            for (long i = 0; i < RARRAY_LEN(body) && total >= 0; i++) {
-                VALUE part = RARRAY_AREF(body, i);
-                total = RB_TYPE_P(part, T_STRING) ? total + RSTRING_LEN(part) : -1;
-            }
-        }
-        up_response_end_head(conn, total);
-        return Qnil;
+        /* HEAD gets the length GET would have, when that is known without running the body
+         * (an Array, or a wrapper that can be one: Rack::BodyProxy, Rack::Lint). */
+        VALUE parts = conn->res.head_only ? body_parts(body) : Qnil;
+        up_response_end_head(conn, NIL_P(parts) ? -1 : parts_length(parts));
+        return;
     }
-    if (RB_TYPE_P(body, T_ARRAY))
-        return send_parts(conn, body);
-    if (rb_respond_to(body, id_to_ary)) {
-        err = protect(run_to_ary, body, &result);
-        if (!NIL_P(err))
-            return err;
-        if (!NIL_P(result))
-            return send_parts(conn, result);
+    VALUE parts = body_parts(body);
+    if (!NIL_P(parts)) {
+        send_parts(w, parts);
+        return;
     }
-    if (rb_respond_to(body, id_to_path)) {
-        err = protect(run_to_path, body, &result);
-        if (!NIL_P(err))
-            return err;
-        if (send_file(conn, result))
-            return Qnil;
-    }
+    if (rb_respond_to(body, id_to_path) && send_file(conn, rb_funcall(body, id_to_path, 0)))
+        return;
     if (rb_respond_to(body, id_each)) {
         up_response_end_head(conn, -1);
-        return protect(run_each, (VALUE)w, NULL);
+        rb_block_call(body, id_each, 0, NULL, each_part, (VALUE)w);
+        return;
     }
     if (rb_respond_to(body, id_call)) {
         up_response_end_head(conn, -1);
-        err = protect(run_call, (VALUE)w, NULL);
-        if (!NIL_P(w->stream))
-            up_rb_stream_detach(w->stream);
-        return err;
+        w->stream = up_rb_stream_new(w->srv, conn, rb_hash_aref(w->env, up_rb_key_rack_input));
+        rb_ensure(run_stream, (VALUE)w, detach_stream, (VALUE)w);
+        return;
     }
-    return invalid("the body (a %" PRIsVALUE ") responds to neither each nor call",
-                   rb_obj_class(body));
+    rb_raise(eInvalidResponse, "the body (a %" PRIsVALUE ") responds to neither each nor call",
+             rb_obj_class(body));
 }
 
-static VALUE parse_status(VALUE status, int *code)
+static void parse_status(VALUE status, int *code)
 {
     if (FIXNUM_P(status)) {
         long n = FIX2LONG(status);
         if (n >= 200 && n <= 999) {
             *code = (int)n;
-            return Qnil;
+            return;
         }
     } else if (RB_TYPE_P(status, T_STRING) && RSTRING_LEN(status) == 3) {
         /* Rack 2 servers called to_i; a few old apps still return "200". */
@@ -285,45 +294,75 @@ static VALUE parse_status(VALUE status, int *code)
         if (s[0] >= '2' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' &&
             s[2] <= '9') {
             *code = (s[0] - '0') * 100 + (s[1] - '0') * 10 + (s[2] - '0');
-            return Qnil;
+            return;
         }
     }
     /* 1xx cannot end a response: interim ones go through rack.early_hints. */
-    return invalid("invalid response status %+" PRIsVALUE, status);
+    rb_raise(eInvalidResponse, "invalid response status %+" PRIsVALUE, status);
 }
 
-static VALUE write_all(up_conn_t *conn, VALUE env, VALUE response, VALUE *status_out,
-                       VALUE *headers_out, VALUE *body_out)
+typedef struct write_t {
+    walk_t walk;
+    VALUE response, status, headers;
+} write_t;
+
+/* Under rb_protect: whatever raises in here (the body's methods, respond_to?, a to_path with
+ * a NUL) becomes the error of this response and never leaves the binding. */
+static VALUE write_all(VALUE arg)
 {
+    write_t *wr = (write_t *)arg;
+    VALUE response = wr->response;
     if (!RB_TYPE_P(response, T_ARRAY) || RARRAY_LEN(response) != 3)
-        return invalid("the app returned %+" PRIsVALUE " instead of [status, headers, body]",
-                       response);
-    VALUE status = RARRAY_AREF(response, 0), headers = RARRAY_AREF(response, 1);
-    *body_out = RARRAY_AREF(response, 2);
-    *status_out = status;
-    *headers_out = headers;
+        rb_raise(eInvalidResponse, "the app returned %+" PRIsVALUE
+                                   " instead of [status, headers, body]",
+                 response);
+    wr->status = RARRAY_AREF(response, 0);
+    wr->headers = RARRAY_AREF(response, 1);
+    wr->walk.body = RARRAY_AREF(response, 2);
     int code = 0;
-    VALUE err = parse_status(status, &code);
-    if (!NIL_P(err))
-        return err;
-    up_response_start(conn, code);
+    parse_status(wr->status, &code);
+    up_response_start(wr->walk.conn, code);
     VALUE message = Qnil;
-    if (up_rb_add_headers(conn, headers, &message) != 0)
-        return rb_exc_new_str(eInvalidResponse, message);
-    walk_t w = {conn, *body_out, env, Qnil};
-    err = send_body(&w);
-    if (NIL_P(err))
-        up_response_finish(conn);
+    if (up_rb_add_headers(wr->walk.conn, wr->headers, &message) != 0)
+        rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
+    send_body(&wr->walk);
+    up_response_finish(wr->walk.conn);
+    return Qnil;
+}
+
+static VALUE run_close(VALUE body)
+{
+    return rb_funcall(body, id_close, 0);
+}
+
+static VALUE check_close(VALUE body)
+{
+    return rb_respond_to(body, id_close) ? run_close(body) : Qnil;
+}
+
+/* Returns the exception raised by f(arg), or Qnil. */
+static VALUE protect(VALUE (*f)(VALUE), VALUE arg)
+{
+    int state = 0;
+    rb_protect(f, arg, &state);
+    if (state == 0)
+        return Qnil;
+    VALUE err = rb_errinfo();
+    rb_set_errinfo(Qnil);
+    if (!rb_obj_is_kind_of(err, rb_eException))
+        err = rb_exc_new_cstr(rb_eRuntimeError, "the response was interrupted");
     return err;
 }
 
 VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response,
                            VALUE *status_out, VALUE *headers_out)
 {
-    VALUE body = Qnil;
-    VALUE err = write_all(conn, env, response, status_out, headers_out, &body);
-    if (!NIL_P(body) && rb_respond_to(body, id_close)) {
-        VALUE close_err = protect(run_close, body, NULL);
+    write_t wr = {{srv, conn, env, Qnil, Qnil}, response, Qnil, Qnil};
+    VALUE err = protect(write_all, (VALUE)&wr);
+    *status_out = wr.status;
+    *headers_out = wr.headers;
+    if (!NIL_P(wr.walk.body)) {
+        VALUE close_err = protect(check_close, wr.walk.body);
         if (NIL_P(err))
             err = close_err;
     }
@@ -331,7 +370,7 @@ VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALU
         return Qnil;
     if (!rb_obj_is_kind_of(err, eClientDisconnected))
         up_rb_report(srv, err, env);
-    if (up_response_rollback(conn) && !conn->broken) {
+    if (up_response_rollback(conn) && !atomic_load(&conn->broken)) {
         int is_invalid = rb_obj_is_kind_of(err, eInvalidResponse);
         up_response_send_simple(conn, 500,
                                 is_invalid ? "Internal Server Error: the app's response was invalid"

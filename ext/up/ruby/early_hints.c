@@ -40,7 +40,7 @@ static VALUE EarlyHints_call(VALUE self, VALUE headers)
     hints_t *h = rb_check_typeddata(self, &hints_type);
     up_conn_t *conn = h->conn;
     Check_Type(headers, T_HASH);
-    if (conn == NULL || conn->req.head.minor_version == 0 || conn->broken ||
+    if (conn == NULL || conn->req.head.minor_version == 0 || atomic_load(&conn->broken) ||
         (conn->res.started && !conn->res.finished) || conn->res.head_done)
         return Qnil;
     up_response_start(conn, 103);
@@ -50,7 +50,7 @@ static VALUE EarlyHints_call(VALUE self, VALUE headers)
         rb_raise(rb_eArgError, "rack.early_hints: %" PRIsVALUE, message);
     }
     up_response_end_head(conn, -1);
-    up_rb_flush(conn);
+    up_response_send(conn);
     return Qnil;
 }
 

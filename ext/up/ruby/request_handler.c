@@ -111,8 +111,10 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
 
     VALUE callbacks = rb_hash_lookup2(c.env, up_rb_key_response_finished, Qnil);
     if (RB_TYPE_P(callbacks, T_ARRAY) && RARRAY_LEN(callbacks) > 0) {
-        /* "After the response is written": write it, and report if that failed. */
-        if (up_rb_flush(conn) != 0 && NIL_P(error))
+        /* After the response is processed: handed to the loop, which writes it without this
+         * thread (a slow client must not hold an app thread, nor what the callbacks release:
+         * Rails returns its database connection here). */
+        if (up_response_send(conn) != 0 && NIL_P(error))
             error = rb_exc_new_cstr(rb_eIOError, "the client closed the connection");
         finished_t f = {srv, callbacks, c.env, status, headers, error};
         run_response_finished(&f);

@@ -16,6 +16,7 @@ static void server_mark(void *p)
     rb_gc_mark_movable(srv->env_template);
     rb_gc_mark_movable(srv->empty_input);
     rb_gc_mark_movable(srv->threads);
+    up_rb_mark_shared_strings(srv);
 }
 
 static void server_compact(void *p)
@@ -32,11 +33,12 @@ static void server_free(void *p)
     up_rb_server_t *srv = p;
     if (srv->server != NULL)
         up_server_free(srv->server);
+    /* Runs the close callbacks up_server_free left, the last of which frees the server. */
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
-    free((char *)srv->config.tmp_dir);
     pthread_mutex_destroy(&srv->queue_lock);
     pthread_cond_destroy(&srv->queue_cond);
+    pthread_mutex_destroy(&srv->pin_lock);
     xfree(srv);
 }
 
@@ -60,6 +62,7 @@ static VALUE Server_alloc(VALUE klass)
     srv->app = srv->env_template = srv->empty_input = srv->threads = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
+    pthread_mutex_init(&srv->pin_lock, NULL);
     return obj;
 }
 
@@ -139,6 +142,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     up_rb_server_t *srv = get(self);
     up_server_config_t *cfg = &srv->config;
     Check_Type(options, T_HASH);
+    if (srv->loop != NULL)
+        rb_raise(rb_eRuntimeError, "the server is already initialized");
     up_server_config_defaults(cfg);
     srv->app = app;
     srv->num_threads = (int)opt_u64(options, "threads", 0);
@@ -157,13 +162,18 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     if (cfg->max_head_size < 256 || cfg->max_headers < 1 || cfg->max_pipeline < 1)
         rb_raise(rb_eArgError, "max_head_size, max_headers and max_pipeline are too small");
     VALUE tmp = opt(options, "tmp_dir");
-    cfg->tmp_dir = strdup(NIL_P(tmp) ? "/tmp" : StringValueCStr(tmp));
+    if (!NIL_P(tmp)) {
+        const char *dir = StringValueCStr(tmp);
+        if (strlen(dir) >= sizeof(cfg->tmp_dir))
+            rb_raise(rb_eArgError, "tmp_dir is too long");
+        strcpy(cfg->tmp_dir, dir);
+    }
     rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
 
     srv->loop = up_loop_new();
     if (srv->loop == NULL)
         rb_sys_fail("creating the event loop");
-    up_server_handler_t handler = {on_request, on_log, srv};
+    up_server_handler_t handler = {on_request, on_log, NULL, srv};
     srv->server = up_server_new(srv->loop, cfg, &handler);
     srv->env_template = up_rb_env_template(srv);
     srv->empty_input = up_rb_input_empty();
@@ -218,12 +228,13 @@ static void *wait_nogvl(void *arg)
 static void *serve_nogvl(void *arg)
 {
     up_rb_server_t *srv = arg;
-    int signalled;
+    int signalled, timeout = -1;
     srv->loop_without_gvl = 1;
     do {
-        signalled = up_loop_wait(srv->loop, srv->stop_requested ? 100 : -1) < 0;
+        signalled = up_loop_wait(srv->loop, srv->stop_requested ? 100 : timeout) < 0;
         up_loop_dispatch(srv->loop);
         up_rb_pool_publish(srv);
+        timeout = up_rb_pool_watch(srv);
     } while (!signalled && !srv->stop_requested && !srv->loop_interrupted);
     srv->loop_without_gvl = 0;
     return NULL;
@@ -236,29 +247,27 @@ static void wake_loop(void *arg)
     up_loop_wake(srv->loop);
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+typedef struct run_t {
+    up_rb_server_t *srv;
+    uint64_t deadline_ns; /* of the graceful stop, once it began; one for the whole stop */
+} run_t;
 
-static VALUE run_loop(VALUE self)
+static VALUE run_loop(VALUE arg)
 {
-    up_rb_server_t *srv = get(self);
+    run_t *run = (run_t *)arg;
+    up_rb_server_t *srv = run->srv;
     int stopping = 0;
-    uint64_t deadline = 0;
     for (;;) {
         if (srv->stop_requested && !stopping) {
             stopping = 1;
-            deadline = now_ms() + srv->shutdown_timeout_ms;
+            run->deadline_ns = up_rb_now_ns() + (uint64_t)srv->shutdown_timeout_ms * 1000000ull;
             up_server_stop(srv->server);
             up_rb_pool_publish(srv);
         }
         if (stopping) {
             if (up_server_num_conns(srv->server) == 0)
                 break;
-            if (now_ms() >= deadline) {
+            if (up_rb_now_ns() >= run->deadline_ns) {
                 up_server_close_all(srv->server);
                 break;
             }
@@ -276,28 +285,38 @@ static VALUE run_loop(VALUE self)
         }
         rb_thread_check_ints();
     }
-    return self;
+    return Qnil;
 }
 
-static VALUE run_done(VALUE self)
+static VALUE run_done(VALUE arg)
 {
-    up_rb_server_t *srv = get(self);
-    up_rb_pool_stop(srv, srv->shutdown_timeout_ms / 1000.0);
+    run_t *run = (run_t *)arg;
+    up_rb_server_t *srv = run->srv;
+    if (run->deadline_ns == 0) /* the loop ended without a stop (an exception) */
+        run->deadline_ns = up_rb_now_ns() + (uint64_t)srv->shutdown_timeout_ms * 1000000ull;
+    up_rb_pool_stop(srv, run->deadline_ns);
+    /* Exchanges the threads gave back on their way out, and whatever is still open, close
+     * now; the loop lets go of them in one last turn. */
+    up_conn_take_posted(srv->server);
+    up_server_close_all(srv->server);
+    up_loop_dispatch(srv->loop);
     srv->running = 0;
-    return self;
+    return Qnil;
 }
 
-/* run: serves until stop is called; in-flight requests finish within shutdown_timeout. */
+/* run: serves until stop is called (also before run: a stop is never lost); in-flight
+ * requests finish within shutdown_timeout, one deadline for the whole stop. */
 static VALUE Server_run(VALUE self)
 {
     up_rb_server_t *srv = get(self);
     if (srv->running)
         rb_raise(rb_eRuntimeError, "the server is already running");
     srv->running = 1;
-    srv->stop_requested = 0;
     if (srv->num_threads > 0)
         up_rb_pool_start(srv);
-    return rb_ensure(run_loop, self, run_done, self);
+    run_t run = {srv, 0};
+    rb_ensure(run_loop, (VALUE)&run, run_done, (VALUE)&run);
+    return self;
 }
 
 /* stop: graceful; safe from any thread and from a trap block. */

@@ -1,10 +1,13 @@
 /* Up::Stream, what a streaming body's call(stream) writes to (Rack 3 SPEC, "Streaming Body").
- * Writes go through the response writer, so they are framed (chunked when no length is known)
- * and a slow client is waited for without the GVL. Reading reads the request body. */
+ * Writes go through the response writer, so they are framed (chunked when no length is known),
+ * each is handed to the loop at once, and past the backlog limit the writing thread waits for
+ * the client without the GVL. Several threads may write: the GVL orders their writes, and the
+ * loop alone touches the socket. Reading reads the request body. */
 
 #include "binding.h"
 
 typedef struct stream_t {
+    up_rb_server_t *srv;
     up_conn_t *conn; /* NULL once the response is over */
     VALUE input;
     int closed_write;
@@ -37,10 +40,11 @@ static const rb_data_type_t stream_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
-VALUE up_rb_stream_new(up_conn_t *conn, VALUE input)
+VALUE up_rb_stream_new(up_rb_server_t *srv, up_conn_t *conn, VALUE input)
 {
     stream_t *s;
     VALUE obj = TypedData_Make_Struct(cStream, stream_t, &stream_type, s);
+    s->srv = srv;
     s->conn = conn;
     s->input = input;
     return obj;
@@ -68,21 +72,17 @@ static stream_t *writable(VALUE self)
 
 static void write_one(stream_t *s, VALUE str)
 {
-    str = rb_obj_as_string(str);
-    up_conn_t *conn = s->conn;
-    if (up_response_write(conn, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)) != UP_RESPONSE_OK)
-        rb_raise(rb_eIOError, "the client is gone");
-    if (up_conn_pending(conn) > UP_OUTPUT_HIGH_WATER && up_rb_flush(conn) != 0)
+    if (up_rb_queue_part(s->srv, s->conn, str) != 0 || up_rb_send(s->conn) != 0)
         rb_raise(rb_eIOError, "the client is gone");
 }
 
 static VALUE Stream_write(int argc, VALUE *argv, VALUE self)
 {
-    stream_t *s = writable(self);
     long total = 0;
     for (int i = 0; i < argc; i++) {
         VALUE str = rb_obj_as_string(argv[i]);
-        write_one(s, str);
+        /* Checked per part: a write that waited may find the response over. */
+        write_one(writable(self), str);
         total += RSTRING_LEN(str);
     }
     return LONG2NUM(total);
@@ -90,14 +90,14 @@ static VALUE Stream_write(int argc, VALUE *argv, VALUE self)
 
 static VALUE Stream_append(VALUE self, VALUE str)
 {
-    write_one(writable(self), str);
+    write_one(writable(self), rb_obj_as_string(str));
     return self;
 }
 
 static VALUE Stream_flush(VALUE self)
 {
     stream_t *s = writable(self);
-    if (up_rb_flush(s->conn) != 0)
+    if (up_rb_send(s->conn) != 0)
         rb_raise(rb_eIOError, "the client is gone");
     return self;
 }

@@ -1,0 +1,317 @@
+/* The HTTP/1.1 protocol: parse - read body - dispatch - answer, per connection. See http1.h. */
+
+#include <string.h>
+#include "conn.h"
+#include "response.h"
+
+/* ---------------------------------------------------------------- states */
+
+/* Tells the connection what this state waits for: input and a timer, or nothing. */
+static void settle_state(up_conn_t *conn)
+{
+    up_http1_t *h1 = &conn->_h1;
+    up_server_t *server = conn->server;
+    switch (h1->state) {
+    case UP_HTTP1_IDLE:
+        if (conn->eof) {
+            /* The client stopped sending: what was complete is answered, nothing else will be. */
+            h1->state = UP_HTTP1_CLOSING;
+            up_conn_close_after_output(conn);
+            up_conn_set_timer(conn, UP_TIMER_NONE);
+            return;
+        }
+        if (conn->_rpos == conn->_rbuf.len) {
+            /* Nothing buffered: an idle keep-alive connection holds no buffer at all. */
+            conn->_rpos = conn->_rbuf.len = 0;
+            up_buffer_release(&conn->_rbuf, &server->pool);
+            up_buffer_release(&h1->headers, &server->pool);
+        }
+        up_conn_want_read(conn, 1);
+        up_conn_set_timer(conn, UP_TIMER_KEEPALIVE);
+        break;
+    case UP_HTTP1_HEAD:
+    case UP_HTTP1_BODY:
+        if (conn->eof) {
+            h1->state = UP_HTTP1_CLOSING;
+            up_conn_close_after_output(conn);
+            up_conn_set_timer(conn, UP_TIMER_NONE);
+            return;
+        }
+        up_conn_want_read(conn, 1);
+        up_conn_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_TIMER_BODY);
+        break;
+    case UP_HTTP1_APP:
+        up_conn_set_timer(conn, UP_TIMER_NONE);
+        break;
+    case UP_HTTP1_CLOSING:
+        up_conn_want_read(conn, 0);
+        up_conn_set_timer(conn, UP_TIMER_NONE);
+        up_conn_close_after_output(conn);
+        break;
+    }
+}
+
+/* Answers a request the engine refuses (4xx, 5xx) and closes once that is written. */
+static void reject(up_conn_t *conn, int status, const char *reason)
+{
+    up_request_body_reset(&conn->req.body, &conn->server->pool);
+    conn->res = (up_response_state_t){0};
+    conn->req.head.minor_version = 1;
+    up_response_send_simple(conn, status, reason, 1);
+    conn->_h1.state = UP_HTTP1_CLOSING;
+}
+
+static const up_http1_limits_t *limits_of(up_conn_t *conn, up_http1_limits_t *limits)
+{
+    limits->max_head_size = conn->server->config.max_head_size;
+    limits->max_headers = conn->server->config.max_headers;
+    return limits;
+}
+
+/* The binding is done with the request: finish the books and move to the next one. */
+static void request_done(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    up_http1_t *h1 = &conn->_h1;
+    if (!conn->res.finished) {
+        /* The binding returned without finishing its response: nothing sane can follow it on
+         * this connection. */
+        if (up_response_rollback(conn) && !conn->res.started)
+            up_response_send_simple(conn, 500, "Internal Server Error", 1);
+        conn->res.keep_alive = 0;
+    }
+    h1->queued++;
+    up_request_body_reset(&conn->req.body, &server->pool);
+    conn->_rpos = h1->req_end;
+    h1->last_len = 0;
+    h1->state = conn->res.keep_alive && !server->stopping ? UP_HTTP1_IDLE : UP_HTTP1_CLOSING;
+}
+
+/* Returns 1 when the request was answered here, 0 when the binding lent it to a thread. */
+static int dispatch(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    up_http1_t *h1 = &conn->_h1;
+    if (conn->_rbuf.base + conn->_rpos != h1->head_at) {
+        /* The read buffer moved while the body came in: the head's slices must follow it. */
+        up_http1_limits_t limits;
+        conn->req.head.headers = (up_http1_header_t *)h1->headers.base;
+        up_http1_parse_request(conn->_rbuf.base + conn->_rpos, conn->_rbuf.len - conn->_rpos, 0,
+                               &conn->req.head, limits_of(conn, &limits));
+    }
+    h1->state = UP_HTTP1_APP;
+    up_conn_set_timer(conn, UP_TIMER_NONE);
+    /* Responses to earlier pipelined requests go out now, not after this one's app call. */
+    up_conn_commit_staged(conn);
+    up_response_reset(conn);
+    up_conn_lend(conn);
+    if (server->handler.on_request(conn, server->handler.user) == UP_REQUEST_DEFERRED)
+        return 0;
+    if (up_conn_give_back(conn) != 0)
+        return 0;
+    request_done(conn);
+    return 1;
+}
+
+/* Returns 1 to go on parsing, 0 to wait for more bytes or stop. */
+static int handle_head(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    up_http1_t *h1 = &conn->_h1;
+    size_t avail = conn->_rbuf.len - conn->_rpos;
+    if (avail == 0) {
+        h1->state = UP_HTTP1_IDLE;
+        return 0;
+    }
+    if (h1->headers.base == NULL)
+        up_buffer_reserve(&h1->headers, &server->pool,
+                          server->config.max_headers * sizeof(up_http1_header_t));
+    up_http1_request_t *head = &conn->req.head;
+    up_http1_limits_t limits;
+    head->headers = (up_http1_header_t *)h1->headers.base;
+    const char *at = conn->_rbuf.base + conn->_rpos;
+    int r = up_http1_parse_request(at, avail, h1->last_len, head, limits_of(conn, &limits));
+    if (r == UP_HTTP1_INCOMPLETE) {
+        if (conn->_rpos > 0) {
+            /* Move the partial head to the front, so the buffer does not grow with every
+             * pipelined request before it. */
+            memmove(conn->_rbuf.base, at, avail);
+            conn->_rbuf.len = avail;
+            conn->_rpos = 0;
+        }
+        h1->last_len = avail;
+        h1->state = UP_HTTP1_HEAD;
+        return 0;
+    }
+    if (r == UP_HTTP1_ERROR) {
+        reject(conn, up_http1_error_status(head->error), up_http1_error_reason(head->error));
+        return 0;
+    }
+    h1->last_len = 0;
+    h1->head_at = at;
+    h1->body_pos = conn->_rpos + (size_t)r;
+    uint64_t max_body = server->config.max_body_size;
+    if (head->chunked) {
+        memset(&h1->chunked, 0, sizeof(h1->chunked));
+        h1->chunked.max_body = max_body;
+    } else if (head->content_length > 0) {
+        if (max_body != 0 && (uint64_t)head->content_length > max_body) {
+            reject(conn, 413, "Request body is larger than the server accepts");
+            return 0;
+        }
+        h1->body_left = (uint64_t)head->content_length;
+    } else {
+        h1->req_end = h1->body_pos;
+        return dispatch(conn);
+    }
+    /* RFC 9110 §10.1.1: the client holds the body back until told to go on. */
+    if (head->expect_continue && conn->_rbuf.len == h1->body_pos)
+        up_response_send_continue(conn);
+    h1->state = UP_HTTP1_BODY;
+    return 1;
+}
+
+static int body_store(up_conn_t *conn, const char *src, size_t len, uint64_t expected)
+{
+    up_server_config_t *cfg = &conn->server->config;
+    if (up_request_body_append(&conn->req.body, &conn->server->pool, src, len, expected,
+                               cfg->spool_threshold, cfg->tmp_dir) == 0)
+        return 0;
+    if (conn->server->handler.on_log != NULL)
+        conn->server->handler.on_log("cannot spool a request body to a temporary file",
+                                     conn->server->handler.user);
+    reject(conn, 500, "The request body could not be stored");
+    return -1;
+}
+
+/* Returns 1 once the whole body is in and the request was dispatched and answered. */
+static int handle_body(up_conn_t *conn)
+{
+    up_http1_t *h1 = &conn->_h1;
+    char *start = conn->_rbuf.base + h1->body_pos;
+    size_t avail = conn->_rbuf.len - h1->body_pos;
+    up_request_body_t *body = &conn->req.body;
+    int untouched = body->len == 0 && body->fd < 0 && body->_buf.base == NULL;
+
+    if (conn->req.head.chunked) {
+        size_t len = avail;
+        ssize_t r = up_chunked_decode(&h1->chunked, start, &len);
+        if (r == UP_CHUNKED_ERROR) {
+            reject(conn, up_chunked_error_status(h1->chunked.error),
+                   up_chunked_error_reason(h1->chunked.error));
+            return 0;
+        }
+        if (r >= 0 && untouched) {
+            up_request_body_borrow(body, start, len);
+        } else if (len > 0 && body_store(conn, start, len, 0) != 0) {
+            return 0;
+        }
+        if (r == UP_CHUNKED_INCOMPLETE) {
+            conn->_rbuf.len = h1->body_pos; /* decoded bytes are stored; drop them here */
+            return 0;
+        }
+        h1->req_end = h1->body_pos + len;
+        conn->_rbuf.len = h1->req_end + (size_t)r; /* the next request was moved down */
+    } else {
+        size_t take = avail < h1->body_left ? avail : (size_t)h1->body_left;
+        if (take == h1->body_left && untouched) {
+            up_request_body_borrow(body, start, take);
+        } else if (take > 0 &&
+                   body_store(conn, start, take, (uint64_t)conn->req.head.content_length) != 0) {
+            return 0;
+        }
+        h1->body_left -= take;
+        if (h1->body_left > 0) {
+            conn->_rbuf.len = h1->body_pos;
+            return 0;
+        }
+        h1->req_end = h1->body_pos + take;
+    }
+    return dispatch(conn);
+}
+
+/* Parses and answers every complete request in the read buffer while the output may grow.
+ * Returns when more input is needed, the connection is closing, or a thread has the request. */
+static void handle_requests(up_conn_t *conn)
+{
+    up_http1_t *h1 = &conn->_h1;
+    unsigned max_pipeline = conn->server->config.max_pipeline;
+    while (h1->state != UP_HTTP1_APP && h1->state != UP_HTTP1_CLOSING &&
+           h1->queued < max_pipeline) {
+        int go_on = h1->state == UP_HTTP1_BODY ? handle_body(conn) : handle_head(conn);
+        if (!go_on)
+            break;
+    }
+    settle_state(conn);
+}
+
+/* ---------------------------------------------------------------- protocol callbacks */
+
+static void http1_on_read(up_conn_t *conn)
+{
+    handle_requests(conn);
+}
+
+static void http1_on_drained(up_conn_t *conn)
+{
+    up_http1_t *h1 = &conn->_h1;
+    if (h1->state == UP_HTTP1_APP) {
+        up_server_t *server = conn->server;
+        if (conn->res.notify_drained && server->handler.on_drained != NULL) {
+            conn->res.notify_drained = 0;
+            server->handler.on_drained(conn, server->handler.user);
+        }
+        return;
+    }
+    /* Responses held back by the pipeline limit are out: go on with what is already read. */
+    h1->queued = 0;
+    handle_requests(conn);
+}
+
+static void http1_on_resume(up_conn_t *conn)
+{
+    request_done(conn);
+    handle_requests(conn);
+}
+
+static void http1_on_timeout(up_conn_t *conn)
+{
+    up_http1_t *h1 = &conn->_h1;
+    if (h1->state == UP_HTTP1_HEAD || h1->state == UP_HTTP1_BODY) {
+        reject(conn, 408, "The request took too long to arrive");
+        settle_state(conn);
+        return;
+    }
+    up_conn_close(conn);
+}
+
+static void http1_on_stop(up_conn_t *conn)
+{
+    up_http1_t *h1 = &conn->_h1;
+    if (h1->state != UP_HTTP1_IDLE)
+        return; /* request_done sees server->stopping and closes after this response */
+    if (up_outq_empty(&conn->_out) && conn->_rbuf.len == conn->_rpos) {
+        up_conn_close(conn);
+        return;
+    }
+    h1->state = UP_HTTP1_CLOSING;
+    settle_state(conn);
+    up_conn_update(conn);
+}
+
+static void http1_on_close(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    up_request_body_reset(&conn->req.body, &server->pool);
+    up_buffer_release(&conn->_h1.headers, &server->pool);
+}
+
+const up_protocol_t up_http1_protocol = {
+    .name = "http/1.1",
+    .on_read = http1_on_read,
+    .on_drained = http1_on_drained,
+    .on_resume = http1_on_resume,
+    .on_timeout = http1_on_timeout,
+    .on_stop = http1_on_stop,
+    .on_close = http1_on_close,
+};

@@ -1,0 +1,72 @@
+#ifndef UP_HTTP1_H
+#define UP_HTTP1_H
+
+/* The HTTP/1.1 protocol of a connection (RFC 9112): reads and parses requests, reads their
+ * bodies, hands each complete request to the binding, and lets the response writer
+ * (response.h) queue the answers, responses to pipelined requests going out in one write. It
+ * stops parsing while max_pipeline responses wait to be written, so a client that pipelines
+ * without reading cannot make the server buffer without bound. */
+
+#include <stdint.h>
+#include "chunked.h"
+#include "http1_parser.h"
+#include "outq.h"
+#include "protocol.h"
+#include "request_body.h"
+
+typedef enum up_http1_state_t {
+    UP_HTTP1_IDLE,   /* between requests, nothing received: keep-alive timer */
+    UP_HTTP1_HEAD,   /* part of a head received: head timer (408) */
+    UP_HTTP1_BODY,   /* head done, reading the body: body timer (408) */
+    UP_HTTP1_APP,    /* the binding has the request */
+    UP_HTTP1_CLOSING /* no more requests: write what is queued, then close */
+} up_http1_state_t;
+
+typedef enum up_framing_t {
+    UP_FRAMING_NONE,    /* no body may be sent: HEAD, 1xx, 204, 304 */
+    UP_FRAMING_LENGTH,  /* content-length */
+    UP_FRAMING_CHUNKED, /* transfer-encoding: chunked */
+    UP_FRAMING_CLOSE,   /* HTTP/1.0 without a length: the close ends the body */
+    UP_FRAMING_RAW      /* the app set transfer-encoding itself: bytes go out as given */
+} up_framing_t;
+
+/* What the response writer (response.c) knows about the response being written. */
+typedef struct up_response_state_t {
+    int status;
+    up_framing_t framing;
+    int64_t content_length;   /* the app's content-length field, -1 when none */
+    uint64_t body_left;       /* bytes still allowed under UP_FRAMING_LENGTH */
+    up_outq_mark_t start;     /* conn->_staged when this response began: the rollback point */
+    unsigned started : 1;
+    unsigned head_done : 1;
+    unsigned finished : 1;
+    unsigned posted : 1;      /* some of it left the staging queue: it can no longer be undone */
+    unsigned head_only : 1;   /* HEAD request: head sent, body dropped */
+    unsigned no_body : 1;     /* status forbids a body (1xx, 204, 304) */
+    unsigned keep_alive : 1;  /* the connection may carry another request afterwards */
+    unsigned has_date : 1;
+    unsigned has_transfer_encoding : 1;
+    unsigned notify_drained : 1; /* call the handler's on_drained when the output empties */
+} up_response_state_t;
+
+typedef struct up_request_t {
+    up_http1_request_t head;
+    up_request_body_t body;
+} up_request_t;
+
+/* The protocol's own bookkeeping, embedded in every connection (all start as HTTP/1). */
+typedef struct up_http1_t {
+    up_http1_state_t state;
+    size_t last_len;    /* what the parser saw last time, so it does not rescan */
+    size_t body_pos;    /* where the unread body bytes start in _rbuf */
+    uint64_t body_left; /* Content-Length bytes still to read */
+    size_t req_end;     /* where the dispatched request's bytes end in _rbuf */
+    const char *head_at; /* where the head was when parsed: if _rbuf moved, parse again */
+    unsigned queued;    /* responses queued since the output last drained */
+    up_chunked_decoder_t chunked;
+    up_buffer_t headers; /* room for config.max_headers parsed fields */
+} up_http1_t;
+
+extern const up_protocol_t up_http1_protocol;
+
+#endif

@@ -1,0 +1,18 @@
+#ifndef UP_LOOP_EPOLL_H
+#define UP_LOOP_EPOLL_H
+
+/* Driving the epoll backend (loop_epoll.c). Only a binding that owns its loop calls these; the
+ * engine itself uses loop.h alone, and the Node addon, whose loop libuv drives, has no
+ * counterpart. */
+
+#include "loop.h"
+
+/* The two halves of one iteration, split so a binding can wait without holding its
+ * interpreter lock and dispatch with it: wait blocks at most until the next tick (or timeout_ms
+ * when smaller and >= 0) and only collects events; dispatch runs their callbacks, the tick when
+ * due, and then the close callbacks of watchers closed so far. wait returns how many events it
+ * collected, or -1 when a signal cut it short (a binding may have a handler to run). */
+int up_loop_wait(up_loop_t *loop, int timeout_ms);
+void up_loop_dispatch(up_loop_t *loop);
+
+#endif

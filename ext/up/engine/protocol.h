@@ -1,0 +1,31 @@
+#ifndef UP_PROTOCOL_H
+#define UP_PROTOCOL_H
+
+/* The protocol seam: what a connection speaks. A connection (conn.c) moves bytes and events;
+ * its protocol gives them meaning. Every connection starts with HTTP/1 (http1.c); after a
+ * response it may switch to another (WebSocket, an SSE stream, a hijacked socket) that gets the
+ * connection's bytes and events from then on without passing the HTTP/1 parser again.
+ *
+ * Every callback runs on the loop thread. None may be NULL. */
+
+typedef struct up_conn_t up_conn_t;
+
+typedef struct up_protocol_t {
+    const char *name;
+    /* New bytes are in conn->_rbuf from conn->_rpos, or conn->eof is newly set. The protocol
+     * moves _rpos past what it has consumed. */
+    void (*on_read)(up_conn_t *conn);
+    /* The output queue became empty: a producer that was told to wait may go on. */
+    void (*on_drained)(up_conn_t *conn);
+    /* A thread that had the connection (up_conn_resume) handed it back. */
+    void (*on_resume)(up_conn_t *conn);
+    /* The timer the protocol armed with up_conn_set_timer expired. */
+    void (*on_timeout)(up_conn_t *conn);
+    /* The server begins a graceful stop: finish what is under way, then close. */
+    void (*on_stop)(up_conn_t *conn);
+    /* The connection is being closed, for whatever reason: release what the protocol holds.
+     * No callback follows. */
+    void (*on_close)(up_conn_t *conn);
+} up_protocol_t;
+
+#endif

@@ -1,0 +1,127 @@
+# frozen_string_literal: true
+
+# Stopping an in-process Up::Server: a stop is never lost (even one that comes before run),
+# in-flight requests get shutdown_timeout in all, not once per app thread, and a listening
+# socket the server adopted with listen_fd stays open, since its owner closes it.
+require_relative "helper"
+require_relative "support/deadline_reads"
+
+class TestShutdown < Minitest::Test
+  include UpTestHelpers
+  include DeadlineReads
+
+  HELLO = ->(_env) { [200, {}, ["hello"]] }
+
+  # A server made here rather than by start_server, for tests that call run and stop
+  # themselves. teardown stops what is still running.
+  def new_server(app, **options)
+    server = Up::Server.new(app, **options)
+    server.log_io = StringIO.new
+    (@own_servers ||= []) << server
+    server
+  end
+
+  def run_in_thread(server)
+    Thread.new { server.run }.tap { |t| (@run_threads ||= []) << t }
+  end
+
+  def teardown
+    (@own_servers || []).each(&:stop)
+    (@run_threads || []).each { |t| t.join(10) || t.kill }
+    super
+  end
+
+  [0, 2].each do |threads|
+    define_method("test_stop_before_run_makes_run_return_at_once_with_#{threads}_threads") do
+      server = new_server(HELLO, threads: threads)
+      server.listen("127.0.0.1", 0)
+      server.stop
+      runner = run_in_thread(server)
+      assert runner.join(3), "run did not return within 3 s of a stop that came before it: the stop was lost"
+    end
+  end
+
+  # Each app thread sleeps far longer than shutdown_timeout; the stop must give them
+  # shutdown_timeout (1 s) in all, then end run.
+  def test_stop_ends_run_within_one_shutdown_timeout_whatever_the_thread_count
+    in_app = Queue.new
+    server = start_server(lambda { |_env|
+      in_app << true
+      sleep 20
+      [200, {}, ["late"]]
+    }, threads: 3, shutdown_timeout: 1)
+    3.times { connect.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n") }
+    3.times { in_app.pop } # all three app threads are asleep in the app
+    t0 = monotonic_now
+    server.stop(timeout: 30)
+    took = monotonic_now - t0
+    assert_operator took, :<, 3, "run took #{took.round(2)} s to return after stop with shutdown_timeout 1 " \
+                                 "(3 app threads: about 1 s plus a margin is right, 4 s is one timeout per thread)"
+  end
+
+  # listen_fd adopts a socket someone else owns (Ruby's TCPServer here, the cluster master's
+  # sockets in a worker). Closing it on stop leaves the owner holding a number that the next
+  # open may reuse, and the owner's close then closes someone else's file.
+  def test_stop_leaves_an_adopted_listening_socket_open
+    listener = TCPServer.new("127.0.0.1", 0)
+    fd = listener.fileno
+    identity = File.readlink("/proc/self/fd/#{fd}") # "socket:[inode]"
+    server = new_server(HELLO, threads: 0)
+    server.listen_fd(fd)
+    @port = listener.local_address.ip_port
+    runner = run_in_thread(server)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    assert_equal "hello", read_response_within(sock, 5, "a request through the adopted socket").body
+    sock.close
+    server.stop
+    assert runner.join(5), "run did not return after stop"
+
+    now = begin
+      File.readlink("/proc/self/fd/#{fd}")
+    rescue Errno::ENOENT
+      "nothing (the fd was closed)"
+    end
+    assert_equal identity, now, "fd #{fd} after stop"
+    assert_equal @port, listener.local_address.ip_port
+    # The socket still takes connections; its owner can accept them.
+    client = connect
+    client.write("x") # the byte makes it acceptable even with TCP_DEFER_ACCEPT set on it
+    assert listener.wait_readable(5), "the adopted socket no longer takes connections"
+    listener.accept.close
+  ensure
+    begin
+      listener&.close
+    rescue IOError, SystemCallError
+      nil # the server closed it under us: the failure above says so
+    end
+  end
+
+  # The same socket, adopted by a server that is never run and then garbage collected: freeing
+  # the server must not close it either. (This shows the bug only when GC does collect the
+  # server, which it does here: nothing refers to it once adopt_and_drop returns.)
+  def test_a_collected_server_leaves_an_adopted_listening_socket_open
+    listener = TCPServer.new("127.0.0.1", 0)
+    fd = listener.fileno
+    identity = File.readlink("/proc/self/fd/#{fd}")
+    adopt_and_drop(fd)
+    3.times { GC.start }
+    now = begin
+      File.readlink("/proc/self/fd/#{fd}")
+    rescue Errno::ENOENT
+      "nothing (the fd was closed)"
+    end
+    assert_equal identity, now, "fd #{fd} after the server that adopted it was collected"
+  ensure
+    begin
+      listener&.close
+    rescue IOError, SystemCallError
+      nil
+    end
+  end
+
+  def adopt_and_drop(fd)
+    Up::Server.new(HELLO, threads: 0).listen_fd(fd)
+    nil
+  end
+end
