@@ -1,10 +1,10 @@
 # frozen_string_literal: true
 
 module Bench
-  # One row of the tables: a server in one configuration (UP! appears three times: inline,
-  # one thread, five threads; puma twice). Knows the command line that starts it for a given
-  # app, port and worker count, and how to describe that mode in the table. Created once each
-  # in Bench::Peers.
+  # One row of the tables: a server in one configuration (UP! appears four times: its
+  # defaults, inline, one thread, five threads; puma twice). Knows the command line that
+  # starts it for a given app, port and worker count, and how to describe that mode in the
+  # table. Created once each in Bench::Peers.
   class Peer
     # What a command line gets to fill in: the port, the app's absolute path, the worker
     # count and a private temporary directory for config files.

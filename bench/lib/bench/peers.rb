@@ -2,6 +2,7 @@
 
 require "etc"
 require_relative "peer"
+require_relative "up_defaults"
 
 module Bench
   # Every row bench/run can measure, in table order, with the exact command line of each.
@@ -11,7 +12,8 @@ module Bench
   module Peers
     CONFIG_DIR = File.expand_path("../../config", __dir__)
 
-    # Threads for the threaded rows (UP! -t 5 is its default; puma gets the same).
+    # Threads for the threaded rows (UP! -t 5, puma the same). The "default" row gives UP!
+    # no -t at all and states what its CLI defaults to (Bench::UpDefaults).
     THREADS = 5
 
     def self.workers(count)
@@ -30,6 +32,11 @@ module Bench
     end
 
     ALL = [
+      # What a user gets without choosing: no -t (the issue 12 targets are about this row).
+      Peer.new(key: "up_default", group: "up", name: "UP!", runtime: :up,
+               mode: ->(w) { "#{workers(w)}, default (`#{UpDefaults.threads_flag}`)" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
+      end,
       Peer.new(key: "up_inline", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)}, inline (`-t 0`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 0 #{c.app}]
