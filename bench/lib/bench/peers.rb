@@ -16,6 +16,9 @@ module Bench
     # no -t at all and states what its CLI defaults to (Bench::UpDefaults).
     THREADS = 5
 
+    # nginx's worker_connections unless a scenario needs more (bench/idle_memory does).
+    NGINX_CONNECTIONS = 1024
+
     def self.workers(count)
       count == 1 ? "1 worker" : "#{count} workers"
     end
@@ -100,7 +103,8 @@ module Bench
                mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
         user = Process.uid.zero? ? "user root;" : ""
         conf = write_config("nginx.conf.template", File.join(c.dir, "nginx.conf"),
-                            user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port)
+                            user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port,
+                            connections: c.connections || NGINX_CONNECTIONS)
         %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
       end
     ].freeze
