@@ -142,8 +142,7 @@ module Bench
       socket = RawHTTP.connect(port)
       requests.times do
         socket.write(RawHTTP.get("/"))
-        status, body = RawHTTP.read_response(socket, now + 10)
-        raise Scenario::Failure, "wrong answer to GET /: #{status} #{body[0, 40].inspect}" unless [status, body] == [200, "Hello World"]
+        RawHTTP.check("/", RawHTTP.read_response(socket, now + 10), "Hello World")
       end
     ensure
       socket&.close

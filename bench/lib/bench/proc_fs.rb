@@ -4,8 +4,9 @@ require "etc"
 
 module Bench
   # What the scenarios read about a server from Linux's /proc: a process's CPU time (in clock
-  # ticks, and per thread in nanoseconds) and resident memory, and which processes of a server's process group serve requests. Plain
-  # functions, used by Bench::SlowReader and Bench::IdleMemory; owns nothing.
+  # ticks, and per thread in nanoseconds) and resident memory, and which processes of a
+  # server's process group serve requests. Plain functions, used by Bench::Scenario,
+  # Bench::SlowReader and Bench::IdleMemory; owns nothing.
   module ProcFS
     # /proc/<pid>/stat counts CPU time in these ticks (usually 100 a second, so 10 ms steps).
     TICKS_PER_SECOND = Etc.sysconf(Etc::SC_CLK_TCK)

@@ -32,6 +32,14 @@ module Bench
       [status.to_i, data.byteslice(body_start, length.to_i)]
     end
 
+    # Raises Error unless response ([status, body] from #read_response) is a 200 with body.
+    def self.check(path, response, body)
+      status, got = response
+      return if status == 200 && got == body
+
+      raise Error, "wrong answer to GET #{path}: status #{status}, #{got[0, 40].inspect}"
+    end
+
     def self.read_some(socket, deadline)
       loop do
         chunk = socket.read_nonblock(65_536, exception: false)

@@ -57,8 +57,9 @@ module Bench
       dir = Dir.mktmpdir("up-bench-")
       port = ServerProcess.free_port
       context = Peer::Context.new(port: port, app: app, workers: 1, dir: dir, connections: connections)
+      log_path = File.join(@results_dir, "#{@name}-#{peer.key}-#{label}-server.log")
       server = ServerProcess.new(argv: peer.command(context), env: env_for(peer).merge(env), chdir: @root,
-                                 port: port, log_path: File.join(@results_dir, "#{@name}-#{peer.key}-#{label}-server.log"))
+                                 port: port, log_path: log_path)
       server.start
       yield server
     ensure

@@ -93,8 +93,7 @@ module Bench
       socket = RawHTTP.connect(port)
       20.times do
         socket.write(RawHTTP.get("/fast"))
-        status, body = RawHTTP.read_response(socket, now + 10)
-        raise Scenario::Failure, "wrong answer to GET /fast: #{status} #{body[0, 40].inspect}" unless [status, body] == [200, "fast"]
+        RawHTTP.check("/fast", RawHTTP.read_response(socket, now + 10), "fast")
       end
     ensure
       socket&.close
@@ -107,10 +106,7 @@ module Bench
       row.inside << settle(log, started)
       row.fast << time_fast(port)
       deadline = now + (@slow * SLOW_SECONDS) + 10
-      slow.each do |s|
-        status, body = RawHTTP.read_response(s, deadline)
-        raise Scenario::Failure, "wrong answer to GET /slow: #{status} #{body[0, 40].inspect}" unless [status, body] == [200, "slow"]
-      end
+      slow.each { |s| RawHTTP.check("/slow", RawHTTP.read_response(s, deadline), "slow") }
     ensure
       slow&.each(&:close)
     end
@@ -135,8 +131,7 @@ module Bench
       t0 = now
       socket = RawHTTP.connect(port)
       socket.write(RawHTTP.get("/fast"))
-      status, body = RawHTTP.read_response(socket, t0 + (@slow * SLOW_SECONDS) + 10)
-      raise Scenario::Failure, "wrong answer to GET /fast: #{status} #{body[0, 40].inspect}" unless [status, body] == [200, "fast"]
+      RawHTTP.check("/fast", RawHTTP.read_response(socket, t0 + (@slow * SLOW_SECONDS) + 10), "fast")
 
       now - t0
     ensure
