@@ -1,14 +1,15 @@
 # frozen_string_literal: true
 
 module Bench
-  # One row of the tables: a server in one configuration (UP! appears three times: inline,
-  # one thread, five threads; puma twice). Knows the command line that starts it for a given
-  # app, port and worker count, and how to describe that mode in the table. Created once each
-  # in Bench::Peers.
+  # One row of the tables: a server in one configuration (UP! appears four times: its
+  # defaults, inline, one thread, five threads; puma twice). Knows the command line that
+  # starts it for a given app, port and worker count, and how to describe that mode in the
+  # table. Created once each in Bench::Peers.
   class Peer
-    # What a command line gets to fill in: the port, the app's absolute path, the worker
-    # count and a private temporary directory for config files.
-    Context = Struct.new(:port, :app, :workers, :dir, keyword_init: true)
+    # What a command line gets to fill in: the port, the app's path, the worker count, a
+    # private temporary directory for config files and, when a scenario needs a server to hold
+    # more connections than its usual limit, how many (nil: the usual).
+    Context = Struct.new(:port, :app, :workers, :dir, :connections, keyword_init: true)
 
     # key: unique, usable with --only. group: --only name shared by several rows ("up", "puma").
     # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock).

@@ -2,6 +2,7 @@
 
 require "etc"
 require_relative "peer"
+require_relative "up_defaults"
 
 module Bench
   # Every row bench/run can measure, in table order, with the exact command line of each.
@@ -11,8 +12,12 @@ module Bench
   module Peers
     CONFIG_DIR = File.expand_path("../../config", __dir__)
 
-    # Threads for the threaded rows (UP! -t 5 is its default; puma gets the same).
+    # Threads for the threaded rows (UP! -t 5, puma the same). The "default" row gives UP!
+    # no -t at all and states what its CLI defaults to (Bench::UpDefaults).
     THREADS = 5
+
+    # nginx's worker_connections unless a scenario needs more (bench/idle_memory does).
+    NGINX_CONNECTIONS = 1024
 
     def self.workers(count)
       count == 1 ? "1 worker" : "#{count} workers"
@@ -30,6 +35,11 @@ module Bench
     end
 
     ALL = [
+      # What a user gets without choosing: no -t (the issue 12 targets are about this row).
+      Peer.new(key: "up_default", group: "up", name: "UP!", runtime: :up,
+               mode: ->(w) { "#{workers(w)}, default (`#{UpDefaults.threads_flag}`)" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
+      end,
       Peer.new(key: "up_inline", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)}, inline (`-t 0`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 0 #{c.app}]
@@ -93,7 +103,8 @@ module Bench
                mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
         user = Process.uid.zero? ? "user root;" : ""
         conf = write_config("nginx.conf.template", File.join(c.dir, "nginx.conf"),
-                            user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port)
+                            user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port,
+                            connections: c.connections || NGINX_CONNECTIONS)
         %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
       end
     ].freeze

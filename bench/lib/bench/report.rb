@@ -1,11 +1,13 @@
 # frozen_string_literal: true
 
 require "shellwords"
+require_relative "targets"
 
 module Bench
   # Turns the rows of a run into Markdown: a header with everything needed to reproduce it
   # (date, commit, machine, Ruby and YJIT, versions, the command), one table per worker count
-  # and app, and the command line of each server. Created by bench/run at the end (or after an
+  # and app with UP!'s default row checked against issue 12's targets under it (Bench::Targets),
+  # and the command line of each server. Created by bench/run at the end (or after an
   # interrupt, with what was measured); can write itself into README.md between the markers.
   class Report
     START_MARKER = "<!-- bench:start -->"
@@ -64,6 +66,8 @@ module Bench
       lines << "- Versions: #{versions}."
       lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
                "warm-up included. vs UP!: req/s divided by UP! inline's in the same table. " \
+               "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
+               "mode, nginx, iodine and the best peer there, with issue 12's targets. " \
                "How to read the peers' rows: bench/README.md."
       lines << ""
       lines.join("\n")
@@ -101,6 +105,7 @@ module Bench
       out << "| server | mode | req/s | p50 | p99 | errors | vs UP! | notes |\n"
       out << "|---|---|--:|--:|--:|--:|--:|---|\n"
       rows.each { |row| out << "| #{cells(row, baseline).join(" | ")} |\n" }
+      out << Targets.new(app, rows).markdown
       out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello"
       out
     end

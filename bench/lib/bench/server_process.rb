@@ -33,7 +33,8 @@ module Bench
       end
     end
 
-    attr_reader :port, :log_path
+    # pid: the spawned process, which leads the process group of the server's processes.
+    attr_reader :port, :log_path, :pid
 
     def initialize(argv:, env:, chdir:, port:, log_path:)
       @argv = argv

@@ -14,8 +14,10 @@ module Bench
 
     attr_reader :unavailable, :bundle_without
 
-    def initialize(root:, peers:, log_path:, install:, build:, out: $stdout)
+    # wrk: false for the scenarios that bring their own client (bench/slow_reader and others).
+    def initialize(root:, peers:, log_path:, install:, build:, wrk: true, out: $stdout)
       @root = root
+      @wrk = wrk
       @peers = peers
       @log_path = log_path
       @install = install
@@ -60,6 +62,7 @@ module Bench
     def system_packages
       missing = APT_PACKAGES.keys.reject { |cmd| self.class.which(cmd) }
       missing.delete("nginx") unless @peers.any? { |p| p.key == "nginx" }
+      missing.delete("wrk") unless @wrk
       return if missing.empty?
 
       packages = missing.map { |cmd| APT_PACKAGES[cmd] }
