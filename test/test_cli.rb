@@ -4,6 +4,7 @@
 require_relative "helper"
 require_relative "support/cli_process"
 require "tmpdir"
+require "up/options"
 
 class TestCLI < Minitest::Test
   include UpTestHelpers
@@ -24,9 +25,8 @@ class TestCLI < Minitest::Test
   def test_help_lists_every_option
     status, out = run_cli("--help")
     assert status.success?
-    %w[--port --bind --workers --threads --secure --ca-file --cert-file --key-file --log-file
-       --pid-file --version --help --max-head-size --max-headers --max-body-size --head-timeout
-       --keepalive-timeout --max-pipeline].each { |opt| assert_includes out, opt }
+    flags = Up::Options::SETTINGS.map(&:flag).grep(/\A--/)
+    (flags + %w[--version --help]).each { |opt| assert_includes out, opt }
   end
 
   def test_bad_argument_is_a_clear_error
@@ -39,6 +39,47 @@ class TestCLI < Minitest::Test
     status, out = run_cli("-t", "-3", HELLO)
     assert_equal 1, status.exitstatus
     assert_includes out, "threads must be between 0 and 1024"
+  end
+
+  # Each of these once got past the CLI to Up::Server.new, which refused it and the process
+  # crashed ("double free", Aborted); now the CLI refuses it first, the usual way.
+  OUT_OF_RANGE = [
+    # argv                                  message
+    [%w[--head-timeout 100000],             "--head-timeout must be between 0 and 86400 seconds"],
+    [%w[--body-timeout 0],                  "--body-timeout must be between 0 and 86400 seconds"],
+    [%w[--keepalive-timeout -1],            "--keepalive-timeout must be between 0 and 86400 seconds"],
+    [%w[--write-timeout 1e400],             "--write-timeout must be between 0 and 86400 seconds"],
+    [%w[--shutdown-timeout 86401],          "--shutdown-timeout must be between 0 and 86400 seconds"],
+    [%w[--max-head-size 100],               "--max-head-size must be at least 256"],
+    [%w[--max-headers 0],                   "--max-headers must be at least 1"],
+    [%w[--max-pipeline 4294967296],         "--max-pipeline must be between 1 and 4294967295"],
+    [%w[--max-body-size 9223372036854775808], "--max-body-size must be at most 9223372036854775807"],
+    [%w[--spool-threshold -1],              "--spool-threshold must not be negative"],
+    [%w[-t 1025],                           "--threads must be between 0 and 1024"],
+    [%w[-p 65536],                          "--port must be between 0 and 65535"],
+    [%w[-s],                                "--secure is not supported yet: UP! serves plain HTTP only"]
+  ].freeze
+
+  def test_a_value_the_server_would_refuse_is_a_one_line_usage_error
+    OUT_OF_RANGE.each do |argv, message|
+      status, out = run_cli("-b", "127.0.0.1", "-p", "0", "-w", "1", *argv, HELLO)
+      assert_equal 1, status.exitstatus, "#{argv.join(" ")}: #{out}"
+      assert_equal "up_ruby: #{message}\nTry 'up_ruby --help'.\n", out
+      refute_match(/double free|Aborted|\.rb:\d+/, out)
+    end
+  end
+
+  def test_the_smallest_limits_and_timeouts_allowed_boot_and_serve
+    server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "0", "--max-head-size", "256",
+                            "--max-headers", "1", "--max-pipeline", "1", "--head-timeout", "0.5",
+                            "--body-timeout", "0.5", "--keepalive-timeout", "0.5", "--write-timeout", "0.5",
+                            "--shutdown-timeout", "0.5", HELLO)
+    assert_equal "Hello World\n", raw_request("GET / HTTP/1.1\r\nHost: h\r\n\r\n", port: server.port).body
+    assert_equal 431, get("/", port: server.port).status # Host and Connection: two fields
+    server.signal(:TERM)
+    assert server.wait.success?, server.output
+  ensure
+    server&.stop
   end
 
   def test_missing_config_ru_is_a_clear_error

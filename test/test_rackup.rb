@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # `rackup -s up` finds UP! through lib/rackup/handler/up.rb and serves the app with the
-# options rackup passes (:Host, :Port, -O pairs).
+# options rackup passes (:Host, :Port, -O pairs); a bad one ends it with one line and status 1.
 require_relative "helper"
 require_relative "support/cli_process"
 require "rackup"
@@ -9,17 +9,63 @@ require "rackup"
 class TestRackup < Minitest::Test
   include UpTestHelpers
 
+  HELLO = "examples/hello/config.ru"
+
+  def rackup(*args, wait: true)
+    CLIProcess.new("-s", "up", "-o", "127.0.0.1", "-p", "0", *args, HELLO,
+                   wait: wait, command: [RbConfig.ruby, "-Ilib", Gem.bin_path("rackup", "rackup")])
+  end
+
   def test_rackup_dash_s_up_serves_the_app
-    rackup = Gem.bin_path("rackup", "rackup")
-    server = CLIProcess.new("-s", "up", "-o", "127.0.0.1", "-p", "0", "-O", "threads=2",
-                            "examples/hello/config.ru",
-                            command: [RbConfig.ruby, "-Ilib", rackup])
+    server = rackup("-O", "threads=2")
     assert_match(/threads 2/, server.output)
     assert_equal "Hello World\n", get("/", port: server.port).body
     server.signal(:INT)
     assert server.wait.success?, server.output
   ensure
     server&.stop
+  end
+
+  # -O values are Strings; a timeout may have a fraction (Integer() once refused "0.5").
+  def test_a_fractional_timeout_from_dash_o_boots_and_serves
+    server = rackup("-O", "head_timeout=0.5", "-O", "keepalive-timeout=1.5")
+    assert_equal "Hello World\n", get("/", port: server.port).body
+    server.signal(:INT)
+    assert server.wait.success?, server.output
+  ensure
+    server&.stop
+  end
+
+  # Each of these once reached Up::Server.new, which refused it: a backtrace, then a crash.
+  BAD_VALUES = [
+    # rackup arguments                message
+    [%w[-O head_timeout=100000],      "-O head_timeout must be between 0 and 86400 seconds"],
+    [%w[-O head-timeout=0],           "-O head-timeout must be between 0 and 86400 seconds"],
+    [%w[-O max_head_size=100],        "-O max_head_size must be at least 256"],
+    [%w[-O max_pipeline=0],           "-O max_pipeline must be between 1 and 4294967295"],
+    [%w[-O threads=abc],              '-O threads must be an integer, not "abc"'],
+    [%w[-O threads],                  "-O threads must be an integer, not true"],
+    [%w[-p 70000],                    "-p must be between 0 and 65535"]
+  ].freeze
+
+  def test_a_bad_value_is_one_line_and_status_1
+    BAD_VALUES.each do |args, message|
+      process = rackup(*args, wait: false)
+      status = process.wait(timeout: 20)
+      assert_equal 1, status.exitstatus, "#{args.join(" ")}: #{process.output}"
+      assert_equal "up: #{message}\n", process.output
+      refute_match(/double free|Aborted|\.rb:\d+/, process.output)
+    end
+  end
+
+  def test_settings_come_from_host_port_and_dash_o_and_ignore_rackups_own_keys
+    require "up/rack_handler"
+    settings = Up::RackHandler.settings(Host: "127.0.0.1", Port: "8080", environment: "development",
+                                        config: "/elsewhere/config.ru", pid: nil, threads: "0",
+                                        "max-headers": "50", write_timeout: "2.5")
+    assert_equal({ bind: "127.0.0.1", port: 8080, workers: 1, threads: 0, max_headers: 50,
+                   write_timeout: 2.5, config: "config.ru" },
+                 settings.slice(:bind, :port, :workers, :threads, :max_headers, :write_timeout, :config))
   end
 
   def test_handler_is_registered_under_up

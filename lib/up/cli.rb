@@ -1,33 +1,15 @@
 # frozen_string_literal: true
 
 require "optparse"
-require "etc"
+require_relative "options"
 require_relative "version"
 
 module Up
-  # The command line of up_ruby (and, later, of up and up_node): turns ARGV into an options
-  # Hash and hands it to Up::Launcher. Bad arguments end the process with a message and
-  # status 1, never with a backtrace.
+  # The command line of up_ruby (and, later, of up and up_node): turns ARGV into settings
+  # checked by Up::Options and hands them to Up::Launcher. Bad arguments end the process with
+  # a one-line message and status 1, never with a backtrace.
   class CLI
-    DEFAULTS = {
-      port: 3000,
-      bind: "localhost",
-      workers: Etc.nprocessors,
-      threads: 5,
-      config: "config.ru",
-      log_file: nil,
-      pid_file: nil,
-      max_head_size: 64 * 1024,
-      max_headers: 100,
-      max_body_size: 1024 * 1024 * 1024,
-      spool_threshold: 1024 * 1024,
-      head_timeout: 10,
-      body_timeout: 30,
-      keepalive_timeout: 20,
-      write_timeout: 30,
-      max_pipeline: 32,
-      shutdown_timeout: 30
-    }.freeze
+    DEFAULTS = Options::DEFAULTS
 
     class UsageError < StandardError; end
 
@@ -39,16 +21,15 @@ module Up
 
     # The options, or nil when the command only printed something (-v, -h).
     def parse
-      options = DEFAULTS.dup
+      options = {}
       parser = build_parser(options)
       rest = parser.parse(@argv)
-      return nil if options[:exit]
+      return nil if @printed
       raise UsageError, "too many arguments: #{rest.join(" ")}" if rest.size > 1
 
-      options[:config] = rest.first if rest.first
-      validate(options)
-      options
-    rescue OptionParser::ParseError => e
+      options[:config] = rest.first
+      Options.new(options).to_h
+    rescue OptionParser::ParseError, Options::Error => e
       raise UsageError, e.message
     end
 
@@ -102,29 +83,13 @@ module Up
         o.separator ""
         o.on("-v", "--version", "Print the version") do
           @out.puts "UP! #{Up::VERSION}"
-          options[:exit] = true
+          @printed = true
         end
         o.on("-h", "--help", "Print this help") do
           @out.puts o
-          options[:exit] = true
+          @printed = true
         end
       end
-    end
-
-    def validate(options)
-      raise UsageError, "port must be between 0 and 65535" unless (0..65_535).cover?(options[:port])
-      raise UsageError, "workers must not be negative" if options[:workers].negative?
-      raise UsageError, "threads must be between 0 and 1024" unless (0..1024).cover?(options[:threads])
-      %i[max_head_size max_headers max_pipeline].each do |key|
-        raise UsageError, "#{key.to_s.tr("_", "-")} must be positive" unless options[key].positive?
-      end
-      %i[max_body_size spool_threshold].each do |key|
-        raise UsageError, "#{key.to_s.tr("_", "-")} must not be negative" if options[key].negative?
-      end
-      %i[head_timeout body_timeout keepalive_timeout write_timeout shutdown_timeout].each do |key|
-        raise UsageError, "#{key.to_s.tr("_", "-")} must be positive" unless options[key].positive?
-      end
-      raise UsageError, "TLS (-s) is not supported yet by up_ruby" if options[:secure]
     end
   end
 end

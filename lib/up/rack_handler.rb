@@ -1,26 +1,41 @@
 # frozen_string_literal: true
 
-require_relative "cli"
+require_relative "options"
 require_relative "launcher"
 
 module Up
   # `rackup -s up` and `rails server -u up`: rackup hands over the app and its options
   # (:Host, :Port, -O NAME=VALUE pairs) and UP! serves the app in this process, threads and
-  # limits as on the command line.
+  # limits as on the command line, checked by Up::Options.
   module RackHandler
     def self.run(app, **options)
-      settings = CLI::DEFAULTS.merge(workers: 1)
-      settings[:bind] = options[:Host] if options[:Host]
-      settings[:port] = Integer(options[:Port]) if options[:Port]
-      CLI::DEFAULTS.each_key do |key|
-        value = options[key] || options[key.to_s.tr("_", "-").to_sym]
-        next if value.nil? || value == true
-
-        settings[key] = CLI::DEFAULTS[key].is_a?(Integer) ? Integer(value) : value
-      end
-      @launcher = Launcher.new(settings, app: app)
+      @launcher = Launcher.new(settings(options), app: app)
       yield @launcher if block_given?
       @launcher.run
+    rescue Options::Error => e
+      # rackup prints anything else a handler raises with its backtrace; a bad value is the
+      # user's to fix, so it ends the process the way rackup's own usage errors do: abort.
+      abort "up: #{e.message}"
+    end
+
+    # rackup's options as checked settings: :Host and :Port (from its -o and -p) and our
+    # settings passed with -O, under their own name or with dashes (-O head_timeout=0.5,
+    # -O head-timeout=0.5), their values Strings, or true for a bare -O NAME. One process
+    # unless -O workers=N. Other keys are rackup's own and ignored. Raises Options::Error,
+    # whose message names the option as it was typed (-O head_timeout, -p).
+    def self.settings(options)
+      values = { workers: 1, bind: options[:Host], port: options[:Port] }
+      names = { bind: "-o", port: "-p" }
+      Options::DEFAULTS.each_key do |key|
+        next if key == :config # rackup has loaded the app already
+
+        name = [key, key.to_s.tr("_", "-").to_sym].find { |n| options.key?(n) }
+        next unless name
+
+        values[key] = options[name]
+        names[key] = "-O #{name}"
+      end
+      Options.new(values, names: names).to_h
     end
 
     def self.shutdown
@@ -29,9 +44,9 @@ module Up
 
     def self.valid_options
       {
-        "threads=N" => "App threads (#{CLI::DEFAULTS[:threads]}); 0 calls the app on the event loop",
-        "max_body_size=BYTES" => "Largest request body (#{CLI::DEFAULTS[:max_body_size]})",
-        "keepalive_timeout=SECONDS" => "Idle keep-alive timeout (#{CLI::DEFAULTS[:keepalive_timeout]})"
+        "threads=N" => "App threads (#{Options::DEFAULTS[:threads]}); 0 calls the app on the event loop",
+        "max_body_size=BYTES" => "Largest request body (#{Options::DEFAULTS[:max_body_size]})",
+        "keepalive_timeout=SECONDS" => "Idle keep-alive timeout (#{Options::DEFAULTS[:keepalive_timeout]})"
       }
     end
   end

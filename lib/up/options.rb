@@ -1,0 +1,153 @@
+# frozen_string_literal: true
+
+require "etc"
+
+module Up
+  # Every setting a user can give UP! (port, threads, limits, timeouts, files): its type, its
+  # default and the values it may take, and the one check that turns what the user typed into
+  # settings. Up::CLI creates it from OptionParser's values, Up::RackHandler from rackup's
+  # (Strings); both hand #to_h to Up::Launcher. It owns nothing but that frozen Hash.
+  #
+  # The ranges are those Up::Server.new accepts (ext/up/ruby/server_object.c, Server_initialize,
+  # opt_u64, opt_ms), so a value that passes here is never refused by the C side. Where C would
+  # silently cut a value down to a smaller field (max_pipeline is an unsigned int there, and it
+  # converts every size with NUM2LL) the range stops at that field's limit instead.
+  class Options
+    # A value the user can fix. The message is one line that names the option as the user
+    # spelled it: "--head-timeout must be between 0 and 86400 seconds".
+    class Error < ArgumentError
+      attr_reader :key
+
+      def initialize(key, message)
+        @key = key
+        super(message)
+      end
+    end
+
+    # Largest Integer the C side takes for a size or count (NUM2LL: a signed 64-bit integer).
+    INT64_MAX = 2**63 - 1
+    # Largest max_pipeline: C keeps it in an unsigned int.
+    UINT_MAX = 2**32 - 1
+    # Longest timeout in seconds, and the shortest is anything above 0 (opt_ms).
+    MAX_TIMEOUT = 86_400
+
+    # type: :integer (min..max, max nil for none), :seconds (0 < s <= MAX_TIMEOUT), :string
+    # (nil allowed only where the default is nil) or :boolean. flag: how the CLI spells it.
+    Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
+
+    SETTINGS = [
+      #           key                 type      default            min  max         flag
+      Setting.new(:port,              :integer, 3000,              0,   65_535,     "--port"),
+      Setting.new(:bind,              :string,  "localhost",       nil, nil,        "--bind"),
+      Setting.new(:workers,           :integer, Etc.nprocessors,   0,   nil,        "--workers"),
+      Setting.new(:threads,           :integer, 5,                 0,   1024,       "--threads"),
+      Setting.new(:config,            :string,  "config.ru",       nil, nil,        "config.ru"),
+      Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
+      Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
+      Setting.new(:secure,            :boolean, false,             nil, nil,        "--secure"),
+      Setting.new(:ca_file,           :string,  nil,               nil, nil,        "--ca-file"),
+      Setting.new(:cert_file,         :string,  nil,               nil, nil,        "--cert-file"),
+      Setting.new(:key_file,          :string,  nil,               nil, nil,        "--key-file"),
+      Setting.new(:max_head_size,     :integer, 64 * 1024,         256, INT64_MAX,  "--max-head-size"),
+      Setting.new(:max_headers,       :integer, 100,               1,   INT64_MAX,  "--max-headers"),
+      Setting.new(:max_body_size,     :integer, 1024 * 1024 * 1024, 0,  INT64_MAX,  "--max-body-size"),
+      Setting.new(:spool_threshold,   :integer, 1024 * 1024,       0,   INT64_MAX,  "--spool-threshold"),
+      Setting.new(:head_timeout,      :seconds, 10,                nil, nil,        "--head-timeout"),
+      Setting.new(:body_timeout,      :seconds, 30,                nil, nil,        "--body-timeout"),
+      Setting.new(:keepalive_timeout, :seconds, 20,                nil, nil,        "--keepalive-timeout"),
+      Setting.new(:write_timeout,     :seconds, 30,                nil, nil,        "--write-timeout"),
+      Setting.new(:max_pipeline,      :integer, 32,                1,   UINT_MAX,   "--max-pipeline"),
+      Setting.new(:shutdown_timeout,  :seconds, 30,                nil, nil,        "--shutdown-timeout")
+    ].freeze
+
+    DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
+
+    # values: settings by key, each an Integer, Float, true/false or a String to parse (as
+    # rackup's -O NAME=VALUE gives them); a key that is missing or nil takes its default.
+    # names: how the user spelled a key, for messages (the CLI flag unless given). Raises Error
+    # for the first bad value, ArgumentError for a key that is no setting (a caller's bug).
+    def initialize(values, names: {})
+      unknown = values.keys - DEFAULTS.keys
+      raise ArgumentError, "unknown settings: #{unknown.join(", ")}" unless unknown.empty?
+
+      @names = names
+      @settings = SETTINGS.to_h do |setting|
+        value = values[setting.key]
+        [setting.key, value.nil? ? coerce(setting, setting.default) : coerce(setting, value)]
+      end.freeze
+    end
+
+    def to_h
+      @settings
+    end
+
+    def [](key)
+      @settings.fetch(key)
+    end
+
+    private
+
+    def coerce(setting, value)
+      case setting.type
+      when :integer then integer(setting, value)
+      when :seconds then seconds(setting, value)
+      when :string then string(setting, value)
+      when :boolean then boolean(setting, value)
+      end
+    end
+
+    def integer(setting, value)
+      n = case value
+          when Integer then value
+          when String then Integer(value, 10, exception: false)
+          end
+      fail!(setting, "must be an integer, not #{value.inspect}") unless n
+      fail!(setting, range_problem(setting, n)) if n < setting.min || (setting.max && n > setting.max)
+      n
+    end
+
+    # "must be between 1 and 1024"; for a range with no practical top, the side it broke.
+    def range_problem(setting, n)
+      if setting.max && setting.max < INT64_MAX
+        "must be between #{setting.min} and #{setting.max}"
+      elsif n < setting.min
+        setting.min.zero? ? "must not be negative" : "must be at least #{setting.min}"
+      else
+        "must be at most #{setting.max}"
+      end
+    end
+
+    # Float seconds. NaN fails the range test, and Float() refuses "NaN" and "Infinity".
+    def seconds(setting, value)
+      s = case value
+          when Integer, Float then value.to_f
+          when String then Float(value, exception: false)
+          end
+      fail!(setting, "must be a number of seconds, not #{value.inspect}") unless s
+      fail!(setting, "must be between 0 and #{MAX_TIMEOUT} seconds") unless s.positive? && s <= MAX_TIMEOUT
+      s
+    end
+
+    def string(setting, value)
+      return nil if value.nil?
+
+      fail!(setting, "must be a string, not #{value.inspect}") unless value.is_a?(String)
+      fail!(setting, "must not be empty") if value.empty?
+      fail!(setting, "must not contain a NUL byte") if value.include?("\0")
+      value
+    end
+
+    # Strings for rackup: -O secure=false; a bare -O secure is already true.
+    def boolean(setting, value)
+      flag = { true => true, false => false, "true" => true, "false" => false }.fetch(value) do
+        fail!(setting, "must be true or false, not #{value.inspect}")
+      end
+      fail!(setting, "is not supported yet: UP! serves plain HTTP only") if setting.key == :secure && flag
+      flag
+    end
+
+    def fail!(setting, problem)
+      raise Error.new(setting.key, "#{@names.fetch(setting.key, setting.flag)} #{problem}")
+    end
+  end
+end

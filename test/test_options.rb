@@ -1,0 +1,160 @@
+# frozen_string_literal: true
+
+# Up::Options, the one check of every setting: each line of the tables is one input, accepted
+# (with what it becomes) or rejected (with the one-line message). Values come as OptionParser
+# gives them (Integer, Float) or as rackup's -O NAME=VALUE does (String).
+require_relative "helper"
+require "up/options"
+require "up/launcher"
+
+class TestOptions < Minitest::Test
+  MAX = Up::Options::INT64_MAX
+
+  ACCEPTED = [
+    # what                                        key                 input             becomes
+    ["port 0, for a port the kernel picks",       :port,              0,                0],
+    ["the highest port",                          :port,              65_535,           65_535],
+    ["a port as a string",                        :port,              "8080",           8080],
+    ["a port string with surrounding spaces",     :port,              " 8080 ",         8080],
+    ["a decimal string with a leading zero",      :port,              "010",            10],
+    ["threads 0, the app on the event loop",      :threads,           0,                0],
+    ["1024 threads",                              :threads,           1024,             1024],
+    ["workers 0, one process",                    :workers,           0,                0],
+    ["many workers",                              :workers,           "64",             64],
+    ["the smallest head size C takes",            :max_head_size,     256,              256],
+    ["the largest head size C takes",             :max_head_size,     MAX,              MAX],
+    ["one header field",                          :max_headers,       "1",              1],
+    ["a body size of 0, no limit",                :max_body_size,     0,                0],
+    ["the largest body size C takes",             :max_body_size,     MAX.to_s,         MAX],
+    ["a spool threshold of 0, always a file",     :spool_threshold,   "0",              0],
+    ["a pipeline of one",                         :max_pipeline,      1,                1],
+    ["the largest pipeline an unsigned int holds", :max_pipeline,     4_294_967_295,    4_294_967_295],
+    ["a timeout as an Integer",                   :head_timeout,      10,               10.0],
+    ["half a second as a string",                 :head_timeout,      "0.5",            0.5],
+    ["a whole number of seconds as a string",     :body_timeout,      "30",             30.0],
+    ["a timeout in exponent notation",            :write_timeout,     "1e2",            100.0],
+    ["a day, the longest timeout",                :keepalive_timeout, 86_400,           86_400.0],
+    ["a day as a string",                         :shutdown_timeout,  "86400",          86_400.0],
+    ["a tiny timeout above 0",                    :shutdown_timeout,  0.001,            0.001],
+    ["a host name",                               :bind,              "127.0.0.1",      "127.0.0.1"],
+    ["a log file",                                :log_file,          "up.log",         "up.log"],
+    ["a pid file",                                :pid_file,          "/tmp/up.pid",    "/tmp/up.pid"],
+    ["a config.ru elsewhere",                      :config,            "app/config.ru",  "app/config.ru"],
+    ["plain HTTP, said as false",                 :secure,            false,            false],
+    ["plain HTTP, said as the string false",      :secure,            "false",          false],
+    ["nil, for the default",                      :threads,           nil,              5]
+  ].freeze
+
+  REJECTED = [
+    # what                                        key                 input             message
+    ["a port that is not a number",               :port,              "abc",            '--port must be an integer, not "abc"'],
+    ["an empty port",                             :port,              "",               '--port must be an integer, not ""'],
+    ["a port with a fraction",                    :port,              "80.5",           '--port must be an integer, not "80.5"'],
+    ["a hex port",                                :port,              "0x50",           '--port must be an integer, not "0x50"'],
+    ["a Float port",                              :port,              80.0,             "--port must be an integer, not 80.0"],
+    ["a negative port",                           :port,              -1,               "--port must be between 0 and 65535"],
+    ["a port above 65535",                        :port,              "65536",          "--port must be between 0 and 65535"],
+    ["negative threads",                          :threads,           -3,               "--threads must be between 0 and 1024"],
+    ["more than 1024 threads",                    :threads,           "1025",           "--threads must be between 0 and 1024"],
+    ["a bare -O threads (true)",                  :threads,           true,             "--threads must be an integer, not true"],
+    ["negative workers",                          :workers,           "-1",             "--workers must not be negative"],
+    ["a head size below 256",                     :max_head_size,     100,              "--max-head-size must be at least 256"],
+    ["a head size of 0",                          :max_head_size,     "0",              "--max-head-size must be at least 256"],
+    ["a head size C cannot convert",              :max_head_size,     MAX + 1,          "--max-head-size must be at most #{MAX}"],
+    ["zero header fields",                        :max_headers,       0,                "--max-headers must be at least 1"],
+    ["a negative body size",                      :max_body_size,     "-1",             "--max-body-size must not be negative"],
+    ["a body size C cannot convert",              :max_body_size,     (MAX + 1).to_s,   "--max-body-size must be at most #{MAX}"],
+    ["a negative spool threshold",                :spool_threshold,   -1,               "--spool-threshold must not be negative"],
+    ["a pipeline of zero",                        :max_pipeline,      0,                "--max-pipeline must be between 1 and 4294967295"],
+    ["a pipeline an unsigned int cannot hold",    :max_pipeline,      4_294_967_296,    "--max-pipeline must be between 1 and 4294967295"],
+    ["a timeout of 0",                            :head_timeout,      0,                "--head-timeout must be between 0 and 86400 seconds"],
+    ["a timeout of 0 as a string",                :head_timeout,      "0",              "--head-timeout must be between 0 and 86400 seconds"],
+    ["a negative timeout",                        :body_timeout,      -0.5,             "--body-timeout must be between 0 and 86400 seconds"],
+    ["a timeout over a day",                      :head_timeout,      "100000",         "--head-timeout must be between 0 and 86400 seconds"],
+    ["a timeout just over a day",                 :keepalive_timeout, 86_400.001,       "--keepalive-timeout must be between 0 and 86400 seconds"],
+    ["a timeout that overflows to Infinity",      :write_timeout,     "1e400",          "--write-timeout must be between 0 and 86400 seconds"],
+    ["a NaN timeout",                             :shutdown_timeout,  Float::NAN,       "--shutdown-timeout must be between 0 and 86400 seconds"],
+    ["the string NaN",                            :shutdown_timeout,  "NaN",            '--shutdown-timeout must be a number of seconds, not "NaN"'],
+    ["a timeout that is not a number",            :head_timeout,      "abc",            '--head-timeout must be a number of seconds, not "abc"'],
+    ["a timeout with a unit",                     :head_timeout,      "10s",            '--head-timeout must be a number of seconds, not "10s"'],
+    ["an empty host",                             :bind,              "",               "--bind must not be empty"],
+    ["a host that is not a string",               :bind,              127,              "--bind must be a string, not 127"],
+    ["an empty log file name",                    :log_file,          "",               "--log-file must not be empty"],
+    ["an empty config.ru path",                   :config,            "",               "config.ru must not be empty"],
+    ["a file name with a NUL byte",               :pid_file,          "up\0.pid",       "--pid-file must not contain a NUL byte"],
+    ["HTTPS, not built yet",                      :secure,            true,             "--secure is not supported yet: UP! serves plain HTTP only"],
+    ["HTTPS as the string true",                  :secure,            "true",           "--secure is not supported yet: UP! serves plain HTTP only"],
+    ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"']
+  ].freeze
+
+  def self.test_name(prefix, what)
+    "test_#{prefix}_#{what.downcase.gsub(/[^a-z0-9]+/, "_").delete_suffix("_")}"
+  end
+
+  ACCEPTED.each do |what, key, input, expected|
+    define_method(test_name("accepts", what)) do
+      assert_equal expected, Up::Options.new({ key => input })[key]
+    end
+  end
+
+  REJECTED.each do |what, key, input, message|
+    define_method(test_name("rejects", what)) do
+      error = assert_raises(Up::Options::Error) { Up::Options.new({ key => input }) }
+      assert_equal message, error.message
+      assert_equal key, error.key
+    end
+  end
+
+  def test_every_setting_is_in_the_tables_both_ways
+    rejected = REJECTED.map { |row| row[1] }
+    accepted = ACCEPTED.map { |row| row[1] }
+    Up::Options::DEFAULTS.each_key do |key|
+      next if %i[ca_file cert_file key_file].include?(key) # unused until TLS; checked like bind
+
+      assert_includes accepted, key, "no accepted value for #{key}"
+      assert_includes rejected, key, "no rejected value for #{key}"
+    end
+  end
+
+  def test_defaults_pass_their_own_check
+    settings = Up::Options.new({}).to_h
+    assert_equal Up::Options::DEFAULTS.keys, settings.keys
+    assert settings.frozen?
+  end
+
+  def test_a_message_names_the_option_as_the_caller_spelled_it
+    error = assert_raises(Up::Options::Error) do
+      Up::Options.new({ head_timeout: "100000" }, names: { head_timeout: "-O head_timeout" })
+    end
+    assert_equal "-O head_timeout must be between 0 and 86400 seconds", error.message
+  end
+
+  def test_the_first_bad_value_is_the_one_reported
+    error = assert_raises(Up::Options::Error) { Up::Options.new({ threads: -1, max_headers: 0 }) }
+    assert_equal :threads, error.key
+  end
+
+  def test_an_unknown_key_is_a_callers_bug_not_a_usage_error
+    error = assert_raises(ArgumentError) { Up::Options.new({ head_timout: 1 }) }
+    refute_kind_of Up::Options::Error, error
+  end
+
+  # What the Ruby side lets through must never reach Server.new and be refused there: build a
+  # server with every setting at each end of its range. (Values outside are not sent to C
+  # here; the CLI and rackup tests show they never get that far.)
+  def test_server_new_accepts_every_setting_at_both_ends_of_its_range
+    server_keys = Up::Launcher::SERVER_OPTIONS
+    [:min, :max].each do |bound|
+      values = Up::Options::SETTINGS.select { |s| server_keys.include?(s.key) }.to_h do |s|
+        edge = if s.type == :seconds
+                 bound == :min ? 0.001 : Up::Options::MAX_TIMEOUT
+               else
+                 s[bound]
+               end
+        [s.key, edge]
+      end
+      settings = Up::Options.new(values).to_h.slice(*server_keys)
+      Up::Server.new(->(_env) { [200, {}, []] }, settings)
+    end
+  end
+end
