@@ -25,30 +25,35 @@ typedef struct up_rb_server_t {
     up_loop_t *loop;
     up_server_t *server;
     up_server_config_t config;
-    int num_threads;        /* 0: the app runs inline on the loop thread */
+    int num_threads;        /* 0: the app runs inline, inside the loop's dispatch */
     unsigned shutdown_timeout_ms;
     int running;
-    volatile int stop_requested; /* set from any thread or a trap handler, then a wake */
-    /* With app threads the loop runs without the GVL (only C touches sockets and parsing), so
-     * Ruby on the app threads and I/O on the loop thread use two cores at once. */
-    int loop_without_gvl;           /* set and read by the loop thread only */
-    volatile int loop_interrupted;  /* set by Ruby's unblock function, then a wake */
-    /* Requests waiting for an app thread; linked through conn->user. */
+    /* The stop: requested from any thread or a trap handler (then a wake), begun by the next
+     * loop turn, finished when every connection is closed or at the deadline, which is set
+     * when the stop is requested: one deadline for the whole stop. */
+    volatile int stop_requested;
+    int stopping;
+    volatile int finished;
+    volatile uint64_t deadline_ns;
+    int main_wake_fd; /* an eventfd that wakes the thread in Server#run (thread_pool.c) */
+    /* Whoever holds loop_lock runs the loop: waits for events, dispatches them, takes back
+     * given-back exchanges (turn.c). Taken only with trylock by a thread holding the GVL. */
+    pthread_mutex_t loop_lock;
+    /* Requests waiting for an app thread; linked through conn->user. Under queue_lock. */
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
     up_conn_t *queue_head, *queue_tail;
     int queue_len;
-    int queue_closed;
-    int queue_sleepers; /* app threads waiting on queue_cond */
-    int busy;           /* app threads running a request */
-    /* The watchdog (thread_pool.c): requests completed, and when the loop last saw that
-     * number change while work waited. */
+    int sleepers;  /* threads waiting to be promoted */
+    int promoted;  /* promotions handed out and not yet taken */
+    int in_app;    /* threads inside a request */
+    /* Requests finished, for the watchdog (watchdog.c). */
     _Atomic unsigned long completed;
-    unsigned long watch_completed;
-    uint64_t watch_since_ns;
-    /* Requests of the current loop iteration, queued in one go by up_rb_pool_publish so that
-     * a burst costs one lock and at most one wake-up instead of one per request. Loop thread
-     * only. */
+    pthread_t watchdog;
+    pthread_cond_t watchdog_cond;
+    int watchdog_running;
+    /* Requests of the current loop turn, queued in one go by up_rb_pool_publish so that a
+     * burst costs one lock. Loop-lock holder only. */
     up_conn_t *batch_head, *batch_tail;
     /* Large body Strings the output queues reference (shared_string.c). */
     pthread_mutex_t pin_lock;
@@ -99,9 +104,9 @@ int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message);
 /* Queues one body part (a String): a copy, or a reference to a large one. Returns 0, or -1
  * when the client is gone. */
 int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part);
-/* Hands what the response staged to the loop; past the backlog limit, waits (without the GVL)
- * for the client to take some. Returns 0, or -1 when the client is gone. */
-int up_rb_send(up_conn_t *conn);
+/* Hands what the response staged to the loop; past the backlog limit, waits for the client to
+ * take some. Returns 0, or -1 when the client is gone. */
+int up_rb_send(up_rb_server_t *srv, up_conn_t *conn);
 
 static inline int up_rb_on_loop_thread(up_conn_t *conn)
 {
@@ -116,20 +121,36 @@ void up_rb_mark_shared_strings(up_rb_server_t *srv);
 /* Logs an exception through Up::Server#report_exception (lib/up/server.rb). */
 void up_rb_report(up_rb_server_t *srv, VALUE error, VALUE env);
 
-/* push collects a request (loop thread); publish hands the collected ones to the app threads
- * once the loop iteration's events are dispatched. */
-void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn);
-void up_rb_pool_publish(up_rb_server_t *srv);
-void up_rb_pool_start(up_rb_server_t *srv);
-/* Lets the threads finish what is queued and waits for them until deadline_ns (a
- * CLOCK_MONOTONIC time); threads still busy then are killed. */
-void up_rb_pool_stop(up_rb_server_t *srv, uint64_t deadline_ns);
-/* The loop thread's look at the pool after each turn: wakes another app thread when work has
- * waited while none finished for a while, holds accepting while every thread is taken.
- * Returns how long the loop may sleep before looking again (ms), or -1 for no limit. */
-int up_rb_pool_watch(up_rb_server_t *srv);
+/* Loop turns (turn.c). One turn: begins or checks the stop, collects events (blocking only
+ * when may_block and there is nothing else to do, and then without the GVL), dispatches them
+ * with the GVL. Returns 1 once the server is finished. The caller holds loop_lock (or is the
+ * only thread) and the GVL. */
+int up_rb_turn(up_rb_server_t *srv, int may_block);
+/* Engine callbacks that need Ruby. */
+void up_rb_on_log(const char *message, void *user);
+/* Closes what is left once no thread serves any more, and lets the loop let go of it. */
+void up_rb_finish(up_rb_server_t *srv);
 uint64_t up_rb_now_ns(void);
 
+/* The app threads (thread_pool.c). push collects a request during a turn; publish hands the
+ * collected ones to the threads at the end of it. */
+void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn);
+void up_rb_pool_publish(up_rb_server_t *srv);
+/* Runs the server on num_threads app threads until it is finished; the calling thread only
+ * waits (and runs signal traps) and enforces the stop deadline. */
+void up_rb_pool_run(up_rb_server_t *srv);
+/* While an app call waits for its output to drain: runs loop turns when no other thread
+ * does, else waits for the drain. Returns 0, or -1 when the client is gone. */
+int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn);
+/* Wakes the thread in Server#run. */
+void up_rb_pool_wake_main(up_rb_server_t *srv);
+
+/* The watchdog (watchdog.c): a native thread that promotes another app thread to run the loop
+ * and take queued requests when those running have been stuck in the app for a while. */
+void up_rb_watchdog_start(up_rb_server_t *srv);
+void up_rb_watchdog_stop(up_rb_server_t *srv);
+
+void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);
 
 #endif

@@ -15,36 +15,14 @@ static VALUE eClientDisconnected, eInvalidResponse;
 
 /* ---------------------------------------------------------------- sending */
 
-typedef struct wait_t {
-    up_conn_t *conn;
-    volatile int cancelled;
-} wait_t;
-
-static void *wait_nogvl(void *arg)
-{
-    wait_t *w = arg;
-    return (void *)(intptr_t)up_conn_wait_backlog(w->conn, UP_CONN_BACKLOG_LIMIT / 2, &w->cancelled);
-}
-
-static void wait_unblock(void *arg)
-{
-    wait_t *w = arg;
-    w->cancelled = 1;
-    up_conn_cancel_wait(w->conn);
-}
-
-int up_rb_send(up_conn_t *conn)
+int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
 {
     if (up_response_send(conn) != 0)
         return -1;
-    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT || up_rb_on_loop_thread(conn))
+    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT || srv->num_threads == 0)
         return 0;
-    /* Back-pressure on this producer only: wait, without the GVL, until the client has taken
-     * half of it. Only conn's backlog and the server's drain lock are touched, no Ruby object. */
-    wait_t w = {conn, 0};
-    int r = (int)(intptr_t)rb_thread_call_without_gvl(wait_nogvl, &w, wait_unblock, &w);
-    rb_thread_check_ints();
-    return r;
+    /* Back-pressure on this producer only. */
+    return up_rb_pool_wait_drain(srv, conn);
 }
 
 /* ---------------------------------------------------------------- headers */
@@ -174,7 +152,7 @@ static VALUE each_part(RB_BLOCK_CALL_FUNC_ARGLIST(part, arg))
     queue_part(w, part);
     /* Each part goes out as it is made (SSE, long polling, progress), not when the body ends;
      * parts made within one loop turn still leave in one write. */
-    if (up_rb_send(w->conn) != 0)
+    if (up_rb_send(w->srv, w->conn) != 0)
         rb_raise(eClientDisconnected, "the client closed the connection");
     return Qnil;
 }

@@ -11,5 +11,6 @@ void Init_up_ext(void)
     up_rb_init_stream(mUp);
     up_rb_init_body(mUp);
     up_rb_init_request_handler(mUp);
+    up_rb_init_turn();
     up_rb_init_server(mUp);
 }

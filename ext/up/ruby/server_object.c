@@ -3,6 +3,8 @@
  * the loop waits for events; callbacks run with it held. */
 
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 #include "binding.h"
@@ -38,6 +40,10 @@ static void server_free(void *p)
         up_loop_free(srv->loop);
     pthread_mutex_destroy(&srv->queue_lock);
     pthread_cond_destroy(&srv->queue_cond);
+    pthread_cond_destroy(&srv->watchdog_cond);
+    if (srv->main_wake_fd >= 0)
+        close(srv->main_wake_fd);
+    pthread_mutex_destroy(&srv->loop_lock);
     pthread_mutex_destroy(&srv->pin_lock);
     xfree(srv);
 }
@@ -62,6 +68,9 @@ static VALUE Server_alloc(VALUE klass)
     srv->app = srv->env_template = srv->empty_input = srv->threads = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
+    pthread_cond_init(&srv->watchdog_cond, NULL);
+    srv->main_wake_fd = -1;
+    pthread_mutex_init(&srv->loop_lock, NULL);
     pthread_mutex_init(&srv->pin_lock, NULL);
     return obj;
 }
@@ -82,28 +91,6 @@ static up_request_result_t on_request(up_conn_t *conn, void *user)
     }
     up_rb_handle_request(srv, conn);
     return UP_REQUEST_DONE;
-}
-
-typedef struct log_t {
-    up_rb_server_t *srv;
-    const char *message;
-} log_t;
-
-static void *log_with_gvl(void *arg)
-{
-    log_t *l = arg;
-    rb_funcall(l->srv->self, rb_intern("log"), 1, rb_str_new_cstr(l->message));
-    return NULL;
-}
-
-/* The engine logs from the loop thread only, which may be running without the GVL. */
-static void on_log(const char *message, void *user)
-{
-    log_t l = {user, message};
-    if (l.srv->loop_without_gvl)
-        rb_thread_call_with_gvl(log_with_gvl, &l);
-    else
-        log_with_gvl(&l);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -173,7 +160,10 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     srv->loop = up_loop_new();
     if (srv->loop == NULL)
         rb_sys_fail("creating the event loop");
-    up_server_handler_t handler = {on_request, on_log, NULL, srv};
+    srv->main_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (srv->main_wake_fd < 0)
+        rb_sys_fail("creating an eventfd");
+    up_server_handler_t handler = {on_request, up_rb_on_log, NULL, srv};
     srv->server = up_server_new(srv->loop, cfg, &handler);
     srv->env_template = up_rb_env_template(srv);
     srv->empty_input = up_rb_input_empty();
@@ -213,93 +203,25 @@ static VALUE Server_addresses(VALUE self)
 
 /* ---------------------------------------------------------------- running */
 
-static void *wait_nogvl(void *arg)
+static VALUE run_inline(VALUE arg)
 {
-    up_rb_server_t *srv = arg;
-    /* Without the GVL: epoll_wait only; no Ruby object is touched. */
-    up_loop_wait(srv->loop, srv->stop_requested ? 100 : -1);
-    return NULL;
-}
-
-/* With app threads: waits and dispatches without the GVL until Ruby wants this thread back
- * or a stop begins. on_request only queues, and on_log takes the GVL for itself, so nothing
- * here needs it. Ruby asks for the thread back two ways: its unblock function (Thread#raise,
- * kill) and, for a signal with a trap, a thread-directed signal that cuts epoll_wait short. */
-static void *serve_nogvl(void *arg)
-{
-    up_rb_server_t *srv = arg;
-    int signalled, timeout = -1;
-    srv->loop_without_gvl = 1;
-    do {
-        signalled = up_loop_wait(srv->loop, srv->stop_requested ? 100 : timeout) < 0;
-        up_loop_dispatch(srv->loop);
-        up_rb_pool_publish(srv);
-        timeout = up_rb_pool_watch(srv);
-    } while (!signalled && !srv->stop_requested && !srv->loop_interrupted);
-    srv->loop_without_gvl = 0;
-    return NULL;
-}
-
-static void wake_loop(void *arg)
-{
-    up_rb_server_t *srv = arg;
-    srv->loop_interrupted = 1;
-    up_loop_wake(srv->loop);
-}
-
-typedef struct run_t {
-    up_rb_server_t *srv;
-    uint64_t deadline_ns; /* of the graceful stop, once it began; one for the whole stop */
-} run_t;
-
-static VALUE run_loop(VALUE arg)
-{
-    run_t *run = (run_t *)arg;
-    up_rb_server_t *srv = run->srv;
-    int stopping = 0;
-    for (;;) {
-        if (srv->stop_requested && !stopping) {
-            stopping = 1;
-            run->deadline_ns = up_rb_now_ns() + (uint64_t)srv->shutdown_timeout_ms * 1000000ull;
-            up_server_stop(srv->server);
-            up_rb_pool_publish(srv);
-        }
-        if (stopping) {
-            if (up_server_num_conns(srv->server) == 0)
-                break;
-            if (up_rb_now_ns() >= run->deadline_ns) {
-                up_server_close_all(srv->server);
-                break;
-            }
-        }
-        if (srv->num_threads > 0) {
-            srv->loop_interrupted = 0;
-            rb_thread_call_without_gvl(serve_nogvl, srv, wake_loop, srv);
-        } else {
-            /* Under load events are already waiting: collect them without giving up the GVL,
-             * since each release and re-acquire costs Ruby several syscalls. Only an idle
-             * loop blocks, and it does so without the GVL. */
-            if (srv->stop_requested || up_loop_wait(srv->loop, 0) == 0)
-                rb_thread_call_without_gvl(wait_nogvl, srv, wake_loop, srv);
-            up_loop_dispatch(srv->loop);
-        }
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    while (!up_rb_turn(srv, 1))
         rb_thread_check_ints();
-    }
+    return Qnil;
+}
+
+static VALUE run_threads(VALUE arg)
+{
+    up_rb_pool_run((up_rb_server_t *)arg);
     return Qnil;
 }
 
 static VALUE run_done(VALUE arg)
 {
-    run_t *run = (run_t *)arg;
-    up_rb_server_t *srv = run->srv;
-    if (run->deadline_ns == 0) /* the loop ended without a stop (an exception) */
-        run->deadline_ns = up_rb_now_ns() + (uint64_t)srv->shutdown_timeout_ms * 1000000ull;
-    up_rb_pool_stop(srv, run->deadline_ns);
-    /* Exchanges the threads gave back on their way out, and whatever is still open, close
-     * now; the loop lets go of them in one last turn. */
-    up_conn_take_posted(srv->server);
-    up_server_close_all(srv->server);
-    up_loop_dispatch(srv->loop);
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    if (srv->num_threads == 0)
+        up_rb_finish(srv);
     srv->running = 0;
     return Qnil;
 }
@@ -309,13 +231,10 @@ static VALUE run_done(VALUE arg)
 static VALUE Server_run(VALUE self)
 {
     up_rb_server_t *srv = get(self);
-    if (srv->running)
-        rb_raise(rb_eRuntimeError, "the server is already running");
+    if (srv->running || srv->finished)
+        rb_raise(rb_eRuntimeError, "the server is running or has run");
     srv->running = 1;
-    if (srv->num_threads > 0)
-        up_rb_pool_start(srv);
-    run_t run = {srv, 0};
-    rb_ensure(run_loop, (VALUE)&run, run_done, (VALUE)&run);
+    rb_ensure(srv->num_threads > 0 ? run_threads : run_inline, (VALUE)srv, run_done, (VALUE)srv);
     return self;
 }
 
@@ -323,8 +242,12 @@ static VALUE Server_run(VALUE self)
 static VALUE Server_stop(VALUE self)
 {
     up_rb_server_t *srv = get(self);
-    srv->stop_requested = 1;
+    if (!srv->stop_requested) {
+        srv->deadline_ns = up_rb_now_ns() + (uint64_t)srv->shutdown_timeout_ms * 1000000ull;
+        srv->stop_requested = 1;
+    }
     up_loop_wake(srv->loop);
+    up_rb_pool_wake_main(srv);
     return self;
 }
 

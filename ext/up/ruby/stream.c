@@ -72,7 +72,7 @@ static stream_t *writable(VALUE self)
 
 static void write_one(stream_t *s, VALUE str)
 {
-    if (up_rb_queue_part(s->srv, s->conn, str) != 0 || up_rb_send(s->conn) != 0)
+    if (up_rb_queue_part(s->srv, s->conn, str) != 0 || up_rb_send(s->srv, s->conn) != 0)
         rb_raise(rb_eIOError, "the client is gone");
 }
 
@@ -97,7 +97,7 @@ static VALUE Stream_append(VALUE self, VALUE str)
 static VALUE Stream_flush(VALUE self)
 {
     stream_t *s = writable(self);
-    if (up_rb_send(s->conn) != 0)
+    if (up_rb_send(s->srv, s->conn) != 0)
         rb_raise(rb_eIOError, "the client is gone");
     return self;
 }

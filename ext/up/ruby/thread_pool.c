@@ -1,36 +1,24 @@
-/* The app threads of -t N: the loop thread queues each complete request here and goes on
- * serving other connections; an app thread takes it, runs the app (which may sleep or wait on
- * IO without holding anyone up), writes the response and gives the connection back to the
- * loop with up_conn_resume.
+/* The app threads of -t N, and who runs the loop.
  *
- * Only as many threads run as the work needs. Threads share one GVL, so a second thread woken
- * for a request the running one would have taken a few microseconds later only waits for the
- * GVL and costs a third of the throughput of a hello world. So a burst wakes one thread, a
- * thread that finishes a request takes the next without sleeping, and the loop thread (the
- * watchdog, up_rb_pool_watch) wakes another only when requests wait while no app thread has
- * finished one for WATCHDOG_NS: the running ones are blocked (sleep, IO, a lock) or busy for
- * long. An app that never blocks runs on one thread as fast as inline; one that blocks gets
- * the others within about a millisecond. */
+ * Threads share one GVL, so the fastest way to serve an app that never blocks is one thread
+ * doing everything in turn: a loop turn (read, parse, write), then the app calls for the
+ * requests it found, then the next turn; a second thread woken for a request the first would
+ * have taken microseconds later only waits for the GVL, and handing requests from a loop
+ * thread to an app thread costs wake-ups and cache misses on every one. So each app thread
+ * runs this cycle itself: whoever holds loop_lock runs turns, requests go to a queue, and a
+ * thread takes the next request the moment it finishes one. In steady state one thread does
+ * it all, as fast as inline mode, and the others sleep.
+ *
+ * When the running threads are stuck in the app (a sleep, a query, a long computation), the
+ * watchdog (watchdog.c) promotes a sleeping thread: it takes the loop and the queued requests,
+ * so a blocking call holds up no other request. -t N bounds how many requests run at once. */
 
-#include <time.h>
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
 #include "binding.h"
 
-/* How long queued work may wait while no app thread finishes anything before another is
- * woken. Well above one fast request (tens of microseconds), well below what a client
- * notices. */
-#define WATCHDOG_NS 1000000ull
-
-typedef struct waiter_t {
-    up_rb_server_t *srv;
-    int interrupted;
-} waiter_t;
-
-uint64_t up_rb_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* ---------------------------------------------------------------- the queue */
 
 void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn)
 {
@@ -42,60 +30,36 @@ void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn)
     srv->batch_tail = conn;
 }
 
+/* At the end of a turn: the requests it found join the queue. Accepting is held while every
+ * other thread is stuck in the app and requests still wait for the one running the loop, so
+ * that new connections wait in the kernel for a sibling worker (-w N) rather than here. (With
+ * one thread, nobody runs the loop while it is in the app: that holds accepting already.) */
 void up_rb_pool_publish(up_rb_server_t *srv)
 {
-    if (srv->batch_head == NULL)
+    if (srv->num_threads == 0)
         return;
     int count = 0;
     for (up_conn_t *c = srv->batch_head; c != NULL; c = c->user)
         count++;
     pthread_mutex_lock(&srv->queue_lock);
-    if (srv->queue_tail != NULL)
-        srv->queue_tail->user = srv->batch_head;
-    else
-        srv->queue_head = srv->batch_head;
-    srv->queue_tail = srv->batch_tail;
-    srv->queue_len += count;
-    /* Wake a thread only when none is awake to take the work; the watchdog adds more. */
-    if (srv->queue_sleepers == srv->num_threads)
-        pthread_cond_signal(&srv->queue_cond);
+    if (srv->batch_head != NULL) {
+        if (srv->queue_tail != NULL)
+            srv->queue_tail->user = srv->batch_head;
+        else
+            srv->queue_head = srv->batch_head;
+        srv->queue_tail = srv->batch_tail;
+        srv->queue_len += count;
+    }
+    int hold = srv->num_threads > 1 && srv->queue_len > 0 && srv->in_app >= srv->num_threads - 1;
     pthread_mutex_unlock(&srv->queue_lock);
     srv->batch_head = srv->batch_tail = NULL;
+    up_server_hold_accept(srv->server, hold);
 }
 
-int up_rb_pool_watch(up_rb_server_t *srv)
+/* The first queued request, now counted as in the app; NULL when none. */
+static up_conn_t *take_request(up_rb_server_t *srv)
 {
     pthread_mutex_lock(&srv->queue_lock);
-    int waiting = srv->queue_len, sleepers = srv->queue_sleepers;
-    /* A thread is free when it sleeps or is between two requests; when the queued requests
-     * already outnumber the free threads, a new connection would only wait here while a
-     * sibling worker could serve it. */
-    int free_threads = srv->num_threads - srv->busy;
-    pthread_mutex_unlock(&srv->queue_lock);
-    up_server_hold_accept(srv->server, waiting >= free_threads);
-    if (waiting == 0 || sleepers == 0) {
-        srv->watch_since_ns = 0;
-        return -1;
-    }
-    unsigned long completed = atomic_load(&srv->completed);
-    uint64_t now = up_rb_now_ns();
-    if (srv->watch_since_ns == 0 || completed != srv->watch_completed) {
-        srv->watch_completed = completed;
-        srv->watch_since_ns = now;
-        return 1;
-    }
-    if (now - srv->watch_since_ns < WATCHDOG_NS)
-        return 1;
-    pthread_mutex_lock(&srv->queue_lock);
-    pthread_cond_signal(&srv->queue_cond);
-    pthread_mutex_unlock(&srv->queue_lock);
-    srv->watch_since_ns = now; /* one more thread per period at most */
-    return 1;
-}
-
-/* Takes the first queued request, if any; queue_lock held. */
-static up_conn_t *shift_locked(up_rb_server_t *srv)
-{
     up_conn_t *conn = srv->queue_head;
     if (conn != NULL) {
         srv->queue_head = conn->user;
@@ -103,46 +67,49 @@ static up_conn_t *shift_locked(up_rb_server_t *srv)
             srv->queue_tail = NULL;
         conn->user = NULL;
         srv->queue_len--;
-        srv->busy++;
+        srv->in_app++;
     }
-    return conn;
-}
-
-/* Without the GVL: waits until there is work and this thread is woken for it, touching only
- * the queue. The request is taken
- * afterwards, with the GVL held: a thread that took one here could then wait for the GVL for
- * a whole time slice while the request sat with it, untouched. */
-static void *wait_nogvl(void *arg)
-{
-    waiter_t *w = arg;
-    up_rb_server_t *srv = w->srv;
-    pthread_mutex_lock(&srv->queue_lock);
-    srv->queue_sleepers++;
-    while (srv->queue_head == NULL && !srv->queue_closed && !w->interrupted)
-        pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
-    srv->queue_sleepers--;
-    pthread_mutex_unlock(&srv->queue_lock);
-    return NULL;
-}
-
-/* With the GVL: a thread that finishes a request takes the next one without giving the GVL
- * up and fighting for it again, which under load is most of the cost of a hand-off. */
-static up_conn_t *try_pop(up_rb_server_t *srv)
-{
-    pthread_mutex_lock(&srv->queue_lock);
-    up_conn_t *conn = shift_locked(srv);
     pthread_mutex_unlock(&srv->queue_lock);
     return conn;
 }
 
-static void wait_unblock(void *arg)
+/* ---------------------------------------------------------------- the loop */
+
+static VALUE turn_locked(VALUE arg)
 {
-    waiter_t *w = arg;
-    pthread_mutex_lock(&w->srv->queue_lock);
-    w->interrupted = 1;
-    pthread_cond_broadcast(&w->srv->queue_cond);
-    pthread_mutex_unlock(&w->srv->queue_lock);
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    pthread_mutex_lock(&srv->queue_lock);
+    int idle = srv->queue_len == 0;
+    pthread_mutex_unlock(&srv->queue_lock);
+    up_rb_turn(srv, idle);
+    return Qnil;
 }
+
+static VALUE give_back_locked(VALUE arg)
+{
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    up_conn_take_posted(srv->server);
+    up_rb_pool_publish(srv);
+    return Qnil;
+}
+
+static VALUE unlock_loop(VALUE arg)
+{
+    pthread_mutex_unlock(&((up_rb_server_t *)arg)->loop_lock);
+    return Qnil;
+}
+
+/* Runs f with the loop if no other thread has it; returns whether it ran. The lock is
+ * released however f ends (a signal's trap may raise in a turn). */
+static int with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE))
+{
+    if (pthread_mutex_trylock(&srv->loop_lock) != 0)
+        return 0;
+    rb_ensure(f, (VALUE)srv, unlock_loop, (VALUE)srv);
+    return 1;
+}
+
+/* ---------------------------------------------------------------- requests */
 
 typedef struct job_t {
     up_rb_server_t *srv;
@@ -162,56 +129,202 @@ static VALUE hand_back(VALUE arg)
     job_t *job = (job_t *)arg;
     up_rb_server_t *srv = job->srv;
     pthread_mutex_lock(&srv->queue_lock);
-    srv->busy--;
+    srv->in_app--;
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
     up_conn_resume(job->conn);
     return Qnil;
 }
 
+static void run_request(up_rb_server_t *srv, up_conn_t *conn)
+{
+    job_t job = {srv, conn};
+    rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
+    /* The response goes out now, written by this thread, unless another one runs the loop
+     * (then it takes it from the post list). */
+    with_loop(srv, give_back_locked);
+}
+
+/* ---------------------------------------------------------------- sleeping and promotion */
+
+typedef struct sleep_t {
+    up_rb_server_t *srv;
+    int interrupted;
+} sleep_t;
+
+/* Without the GVL: waits for a promotion (the watchdog) or the end, touching only the
+ * queue's fields. */
+static void *sleep_nogvl(void *arg)
+{
+    sleep_t *s = arg;
+    up_rb_server_t *srv = s->srv;
+    pthread_mutex_lock(&srv->queue_lock);
+    srv->sleepers++;
+    while (srv->promoted == 0 && !srv->finished && !s->interrupted)
+        pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
+    if (srv->promoted > 0)
+        srv->promoted--;
+    srv->sleepers--;
+    pthread_mutex_unlock(&srv->queue_lock);
+    return NULL;
+}
+
+static void sleep_unblock(void *arg)
+{
+    sleep_t *s = arg;
+    pthread_mutex_lock(&s->srv->queue_lock);
+    s->interrupted = 1;
+    pthread_cond_broadcast(&s->srv->queue_cond);
+    pthread_mutex_unlock(&s->srv->queue_lock);
+}
+
 static VALUE app_thread_main(void *arg)
 {
     up_rb_server_t *srv = arg;
-    for (;;) {
-        up_conn_t *conn = try_pop(srv);
-        if (conn == NULL) {
-            if (srv->queue_closed)
-                break;
-            waiter_t w = {srv, 0};
-            rb_thread_call_without_gvl(wait_nogvl, &w, wait_unblock, &w);
-            rb_thread_check_ints();
+    while (!srv->finished) {
+        up_conn_t *conn = take_request(srv);
+        if (conn != NULL) {
+            run_request(srv, conn);
             continue;
         }
-        job_t job = {srv, conn};
-        rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
+        if (!with_loop(srv, turn_locked)) {
+            /* Another thread has the loop, and there is no request: nothing to do here until
+             * the running threads get stuck. */
+            sleep_t s = {srv, 0};
+            rb_thread_call_without_gvl(sleep_nogvl, &s, sleep_unblock, &s);
+        }
+        rb_thread_check_ints();
     }
     return Qnil;
 }
 
-void up_rb_pool_start(up_rb_server_t *srv)
+/* ---------------------------------------------------------------- draining */
+
+typedef struct drain_t {
+    up_conn_t *conn;
+    volatile int cancelled;
+} drain_t;
+
+static void *drain_nogvl(void *arg)
 {
-    srv->queue_closed = 0;
-    srv->threads = rb_ary_new_capa(srv->num_threads);
-    for (int i = 0; i < srv->num_threads; i++)
-        rb_ary_push(srv->threads, rb_thread_create(app_thread_main, srv));
+    drain_t *d = arg;
+    return (void *)(intptr_t)up_conn_wait_backlog(d->conn, UP_CONN_BACKLOG_LIMIT / 2,
+                                                  &d->cancelled);
 }
 
-void up_rb_pool_stop(up_rb_server_t *srv, uint64_t deadline_ns)
+static void drain_unblock(void *arg)
 {
-    if (NIL_P(srv->threads))
+    drain_t *d = arg;
+    d->cancelled = 1;
+    up_conn_cancel_wait(d->conn);
+}
+
+static VALUE drain_turn(VALUE arg)
+{
+    up_rb_turn((up_rb_server_t *)arg, 1);
+    return Qnil;
+}
+
+int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
+{
+    while (up_conn_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !atomic_load(&conn->broken)) {
+        /* The socket is written by whoever runs the loop: when nobody does, this thread
+         * does, and its turns only queue what they find (no app call nests here). */
+        if (!with_loop(srv, drain_turn)) {
+            drain_t d = {conn, 0};
+            rb_thread_call_without_gvl(drain_nogvl, &d, drain_unblock, &d);
+        }
+        rb_thread_check_ints();
+        if (srv->finished)
+            break;
+    }
+    return atomic_load(&conn->broken) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- running */
+
+void up_rb_pool_wake_main(up_rb_server_t *srv)
+{
+    uint64_t one = 1;
+    /* An eventfd write: safe from a signal handler too (see supervise). */
+    if (write(srv->main_wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
         return;
     pthread_mutex_lock(&srv->queue_lock);
-    srv->queue_closed = 1;
     pthread_cond_broadcast(&srv->queue_cond);
     pthread_mutex_unlock(&srv->queue_lock);
+}
+
+static void *main_wait_nogvl(void *arg)
+{
+    up_rb_server_t *srv = arg;
+    /* Without the GVL: the wake fd only. Stopping, it looks at the deadline ten times a
+     * second. */
+    struct pollfd pfd = {.fd = srv->main_wake_fd, .events = POLLIN};
+    if (!srv->finished && poll(&pfd, 1, srv->stop_requested ? 100 : -1) > 0) {
+        uint64_t count;
+        if (read(srv->main_wake_fd, &count, sizeof(count)) < 0)
+            return NULL; /* EAGAIN: another reader took it */
+    }
+    return NULL;
+}
+
+static void main_wait_unblock(void *arg)
+{
+    uint64_t one = 1;
+    if (write(((up_rb_server_t *)arg)->main_wake_fd, &one, sizeof(one)) < 0)
+        return; /* EAGAIN: a wake-up is pending already */
+}
+
+/* A grace past the deadline for the threads to notice it themselves before they are made to. */
+#define DEADLINE_GRACE_NS (200 * 1000000ull)
+
+static VALUE supervise(VALUE arg)
+{
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    while (!srv->finished) {
+        /* Ruby runs signal traps on the main thread, which waits here: its unblock function
+         * only writes an eventfd, so Ruby may call it from its signal handler (the flag),
+         * and no signal waits for something else to wake this thread. */
+        rb_nogvl(main_wait_nogvl, srv, main_wait_unblock, srv, RB_NOGVL_UBF_ASYNC_SAFE);
+        rb_thread_check_ints(); /* signal traps run here, on the main thread */
+        if (srv->stop_requested && up_rb_now_ns() >= srv->deadline_ns + DEADLINE_GRACE_NS) {
+            /* Every thread is stuck in the app, so no turn ends the stop: end it here. */
+            srv->finished = 1;
+            up_rb_pool_wake_main(srv);
+        }
+    }
+    return Qnil;
+}
+
+/* Waits for the threads until the stop's deadline; those still in the app then are killed
+ * (their connections come back through the post list, see hand_back). */
+static VALUE join_threads(VALUE arg)
+{
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    if (srv->deadline_ns == 0) /* run ended by an exception, not a stop */
+        srv->deadline_ns = up_rb_now_ns();
+    srv->finished = 1;
+    up_rb_pool_wake_main(srv);
+    up_rb_watchdog_stop(srv);
     for (long i = 0; i < RARRAY_LEN(srv->threads); i++) {
         VALUE thread = RARRAY_AREF(srv->threads, i);
-        uint64_t now = up_rb_now_ns();
-        double left = now < deadline_ns ? (double)(deadline_ns - now) / 1e9 : 0.0;
+        uint64_t now = up_rb_now_ns(), deadline = srv->deadline_ns;
+        double left = deadline > now ? (double)(deadline - now) / 1e9 : 0.0;
         if (NIL_P(rb_funcall(thread, rb_intern("join"), 1, DBL2NUM(left)))) {
             rb_funcall(thread, rb_intern("kill"), 0);
             rb_funcall(thread, rb_intern("join"), 0);
         }
     }
     srv->threads = Qnil;
+    up_rb_finish(srv);
+    return Qnil;
+}
+
+void up_rb_pool_run(up_rb_server_t *srv)
+{
+    srv->threads = rb_ary_new_capa(srv->num_threads);
+    for (int i = 0; i < srv->num_threads; i++)
+        rb_ary_push(srv->threads, rb_thread_create(app_thread_main, srv));
+    up_rb_watchdog_start(srv);
+    rb_ensure(supervise, (VALUE)srv, join_threads, (VALUE)srv);
 }

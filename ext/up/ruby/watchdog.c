@@ -1,0 +1,74 @@
+/* The watchdog of the app threads (thread_pool.c): a native thread, never touching Ruby, that
+ * looks at the pool every millisecond while requests run. When no request has finished for
+ * STUCK_NS while requests wait or nobody runs the loop (every awake thread is in the app), the
+ * running threads are blocked or busy for long: it promotes a sleeping thread, which takes the
+ * loop and the queued requests. One promotion per period at most, so a burst of slow calls
+ * wakes threads one by one, only as many as are needed. */
+
+#include <time.h>
+#include "binding.h"
+
+/* Well above one fast request (tens of microseconds) and a minor GC, well below what a client
+ * notices. */
+#define STUCK_NS 1000000ull
+#define ACTIVE_PERIOD_NS 1000000L
+/* With no request in the app, nothing can be stuck: look less often. */
+#define IDLE_PERIOD_NS 10000000L
+
+static void *watchdog_main(void *arg)
+{
+    up_rb_server_t *srv = arg;
+    unsigned long last_completed = 0;
+    uint64_t last_progress = up_rb_now_ns();
+    long period = IDLE_PERIOD_NS;
+    pthread_mutex_lock(&srv->queue_lock);
+    while (srv->watchdog_running) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += period;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv->watchdog_cond, &srv->queue_lock, &ts);
+        uint64_t now = up_rb_now_ns();
+        unsigned long completed = atomic_load(&srv->completed);
+        int awake = srv->num_threads - srv->sleepers + srv->promoted;
+        int starved = srv->queue_len > 0 || srv->in_app >= awake;
+        period = srv->in_app > 0 ? ACTIVE_PERIOD_NS : IDLE_PERIOD_NS;
+        if (completed != last_completed || srv->in_app == 0 || !starved) {
+            last_completed = completed;
+            last_progress = now;
+            continue;
+        }
+        if (now - last_progress >= STUCK_NS && srv->sleepers > srv->promoted) {
+            srv->promoted++;
+            pthread_cond_signal(&srv->queue_cond);
+            last_progress = now;
+        }
+    }
+    pthread_mutex_unlock(&srv->queue_lock);
+    return NULL;
+}
+
+void up_rb_watchdog_start(up_rb_server_t *srv)
+{
+    if (srv->num_threads < 2)
+        return; /* nobody to promote */
+    srv->watchdog_running = 1;
+    if (pthread_create(&srv->watchdog, NULL, watchdog_main, srv) != 0) {
+        srv->watchdog_running = 0;
+        rb_sys_fail("starting the app threads' watchdog");
+    }
+}
+
+void up_rb_watchdog_stop(up_rb_server_t *srv)
+{
+    if (!srv->watchdog_running)
+        return;
+    pthread_mutex_lock(&srv->queue_lock);
+    srv->watchdog_running = 0;
+    pthread_cond_broadcast(&srv->watchdog_cond);
+    pthread_mutex_unlock(&srv->queue_lock);
+    pthread_join(srv->watchdog, NULL);
+}
