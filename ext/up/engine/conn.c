@@ -395,6 +395,21 @@ void up_conn_resume(up_conn_t *conn)
         up_loop_wake(server->loop);
 }
 
+void up_conn_resume_here(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    /* Output posted earlier goes first. If conn is on the post list, the wake-up finds it
+     * with nothing left to do. */
+    pthread_mutex_lock(&server->post_lock);
+    up_outq_splice(&conn->_out, &conn->_posted);
+    pthread_mutex_unlock(&server->post_lock);
+    if (conn->_closed || up_conn_give_back(conn) != 0)
+        return;
+    up_conn_commit_staged(conn);
+    conn->protocol->on_resume(conn);
+    up_conn_update(conn);
+}
+
 uint64_t up_conn_backlog(up_conn_t *conn)
 {
     return atomic_load(&conn->_backlog);

@@ -117,6 +117,9 @@ void up_conn_on_timeout(up_conn_t *conn);
 int up_conn_send(up_conn_t *conn);
 /* Gives a lent exchange back to the loop thread (with whatever is still staged). */
 void up_conn_resume(up_conn_t *conn);
+/* The same, done at once by a thread that may run the loop now (it holds the binding's loop
+ * lock): no post list, no wake-up. */
+void up_conn_resume_here(up_conn_t *conn);
 /* Bytes handed over and not yet written. Any thread. */
 uint64_t up_conn_backlog(up_conn_t *conn);
 /* Waits until at most max_bytes are handed over and unwritten, or *cancel is set (then call

@@ -85,14 +85,6 @@ static VALUE turn_locked(VALUE arg)
     return Qnil;
 }
 
-static VALUE give_back_locked(VALUE arg)
-{
-    up_rb_server_t *srv = (up_rb_server_t *)arg;
-    up_conn_take_posted(srv->server);
-    up_rb_pool_publish(srv);
-    return Qnil;
-}
-
 static VALUE unlock_loop(VALUE arg)
 {
     pthread_mutex_unlock(&((up_rb_server_t *)arg)->loop_lock);
@@ -123,7 +115,17 @@ static VALUE run_job(VALUE arg)
     return Qnil;
 }
 
-/* Whatever happened in the app, the loop gets its connection back. */
+static VALUE give_back_locked(VALUE arg)
+{
+    job_t *job = (job_t *)arg;
+    up_conn_resume_here(job->conn);
+    up_conn_take_posted(job->srv->server);
+    up_rb_pool_publish(job->srv);
+    return Qnil;
+}
+
+/* Whatever happened in the app, the loop gets its connection back: from this thread at once
+ * when no other runs the loop (the common case: no wake-up), else through the post list. */
 static VALUE hand_back(VALUE arg)
 {
     job_t *job = (job_t *)arg;
@@ -132,7 +134,11 @@ static VALUE hand_back(VALUE arg)
     srv->in_app--;
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
-    up_conn_resume(job->conn);
+    if (pthread_mutex_trylock(&srv->loop_lock) != 0) {
+        up_conn_resume(job->conn);
+        return Qnil;
+    }
+    rb_ensure(give_back_locked, arg, unlock_loop, (VALUE)srv);
     return Qnil;
 }
 
@@ -140,9 +146,6 @@ static void run_request(up_rb_server_t *srv, up_conn_t *conn)
 {
     job_t job = {srv, conn};
     rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
-    /* The response goes out now, written by this thread, unless another one runs the loop
-     * (then it takes it from the post list). */
-    with_loop(srv, give_back_locked);
 }
 
 /* ---------------------------------------------------------------- sleeping and promotion */
