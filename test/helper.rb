@@ -27,7 +27,7 @@ Minitest::Test.prepend(UpTestTimeout)
 module UpTestHelpers
   include HTTPClient
 
-  # Starts a server for app (threads: 0 unless said otherwise) for the length of the test.
+  # Starts a server for app (one app thread unless said otherwise) for the length of the test.
   def start_server(app, **options)
     server = TestServer.new(app, **options)
     (@servers ||= []) << server

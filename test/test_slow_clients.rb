@@ -1,9 +1,10 @@
 # frozen_string_literal: true
 
 # A client that takes its response slowly, or not at all for a while, holds up nobody else:
-# inline (-t 0), where the loop thread is also the app thread, the loop still serves the other
-# connections while that client's bytes wait for it, and the slow client still gets every
-# byte once it reads.
+# the bytes it has not taken wait in its output queue (up to a limit, then its producer
+# waits, that thread alone), another thread serves the other requests, and the slow client
+# still gets every byte once it reads. With one app thread, that thread is the producer: other
+# requests wait for it, and run as soon as the slow client reads.
 require_relative "helper"
 require_relative "support/deadline_reads"
 
@@ -40,10 +41,10 @@ class TestSlowClients < Minitest::Test
   }.freeze
 
   BODIES.each do |kind, body_for|
-    define_method("test_a_client_that_reads_nothing_of_a_big_#{kind}_body_holds_up_no_other_connection_inline") do
+    define_method("test_a_client_that_reads_nothing_of_a_big_#{kind}_body_holds_up_no_other_request") do
       start_server(lambda { |env|
         [200, { "content-type" => "text/plain" }, env["PATH_INFO"] == "/big" ? body_for.call(env) : ["small"]]
-      }, threads: 0, write_timeout: 3)
+      }, threads: 2, write_timeout: 3)
       stalled = connect
       stalled.write("GET /big HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
       # Its response has begun: the server is now sitting on 20 MiB the client does not take.
@@ -62,5 +63,20 @@ class TestSlowClients < Minitest::Test
       assert_equal BIG_PARTS * PART_SIZE, big.body.bytesize, "bytes of /big received"
       assert big.body == BIG.join, "the body of /big is not what the app gave"
     end
+  end
+
+  def test_with_one_thread_a_request_waits_for_a_slow_reader_then_runs
+    start_server(lambda { |env|
+      [200, {}, env["PATH_INFO"] == "/big" ? EachBody.new(BIG) : ["small"]]
+    }, threads: 1, write_timeout: 10)
+    stalled = connect
+    stalled.write("GET /big HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    assert stalled.wait_readable(5), "no byte of /big within 5 s"
+    other = connect
+    other.write("GET /small HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    refute other.wait_readable(0.5), "/small was answered while the only thread fed /big"
+    big = read_response_within(stalled, 10, "the 20 MiB of /big")
+    assert big.body == BIG.join, "the body of /big is not what the app gave"
+    assert_equal "small", read_response_within(other, 5, "/small once /big was taken").body
   end
 end

@@ -59,8 +59,8 @@ class TestStreaming < Minitest::Test
 
   # ------------------------------------------------------------ each bodies
 
-  def test_each_body_part_reaches_the_client_before_the_next_is_made_inline
-    assert_first_part_arrives_before_the_second_is_made(0, "event 1\n", "event 1\nevent 2\n") do |gate|
+  def test_each_body_part_reaches_the_client_before_the_next_is_made_with_one_thread
+    assert_first_part_arrives_before_the_second_is_made(1, "event 1\n", "event 1\nevent 2\n") do |gate|
       GatedEachBody.new(gate)
     end
   end
@@ -83,9 +83,9 @@ class TestStreaming < Minitest::Test
     end
   end
 
-  def test_stream_write_reaches_the_client_without_flush_inline
+  def test_stream_write_reaches_the_client_without_flush_with_one_thread
     # "1\r\na\r\n" is the first chunk: the part is on the wire, framed.
-    assert_first_part_arrives_before_the_second_is_made(0, "1\r\na\r\n", "ab") { |gate| streaming_body(gate) }
+    assert_first_part_arrives_before_the_second_is_made(1, "1\r\na\r\n", "ab") { |gate| streaming_body(gate) }
   end
 
   def test_stream_write_reaches_the_client_without_flush_with_app_threads

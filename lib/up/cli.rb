@@ -60,8 +60,8 @@ module Up
         o.on("-b", "--bind HOST", "Address to bind (#{DEFAULTS[:bind]})") { |v| options[:bind] = v }
         o.on("-w", "--workers N", Integer, "Worker processes (number of processors; 0 and 1 mean a single process)") { |v| options[:workers] = v }
         o.on("-t", "--threads N", Integer,
-             "App threads per worker (#{DEFAULTS[:threads]}); 0 calls the app on the event loop,",
-             "the fastest mode for apps that never block") { |v| options[:threads] = v }
+             "Requests run at once per worker (#{DEFAULTS[:threads]}); one thread runs them",
+             "while none blocks, more wake when one does (0 means 1)") { |v| options[:threads] = v }
         o.on("-s", "--secure", "Serve HTTPS (needs -c and -k)") { options[:secure] = true }
         o.on("-a", "--ca-file FILE", "CA certificate file") { |v| options[:ca_file] = v }
         o.on("-c", "--cert-file FILE", "Certificate file") { |v| options[:cert_file] = v }

@@ -44,7 +44,7 @@ module Up
 
     def self.valid_options
       {
-        "threads=N" => "App threads (#{Options::DEFAULTS[:threads]}); 0 calls the app on the event loop",
+        "threads=N" => "Requests run at once (#{Options::DEFAULTS[:threads]}); 0 means 1",
         "max_body_size=BYTES" => "Largest request body (#{Options::DEFAULTS[:max_body_size]})",
         "keepalive_timeout=SECONDS" => "Idle keep-alive timeout (#{Options::DEFAULTS[:keepalive_timeout]})"
       }

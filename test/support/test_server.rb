@@ -7,7 +7,7 @@ class TestServer
 
   def initialize(app, **options)
     @log = StringIO.new
-    @server = Up::Server.new(app, { threads: 0 }.merge(options))
+    @server = Up::Server.new(app, { threads: 1 }.merge(options))
     @server.log_io = @log
     @server.listen("127.0.0.1", 0)
     @port = @server.addresses.first[1]

@@ -197,7 +197,7 @@ void up_conn_commit_staged(up_conn_t *conn)
 void up_conn_flush(up_conn_t *conn)
 {
     up_conn_commit_staged(conn);
-    write_out(conn);
+    up_conn_update(conn); /* what is left waits for the socket: watch for it */
 }
 
 /* The timer for what conn waits for now. */

@@ -91,7 +91,7 @@ void up_conn_want_read(up_conn_t *conn, int on);
 void up_conn_set_timer(up_conn_t *conn, up_timer_kind_t kind);
 /* Moves what the loop thread staged behind what is queued (the exchange is not lent). */
 void up_conn_commit_staged(up_conn_t *conn);
-/* The same, then writes what the socket takes now. */
+/* The same, then writes what the socket takes now and watches for the rest. */
 void up_conn_flush(up_conn_t *conn);
 /* After a protocol acted outside an event of this connection: write, then watch for what
  * comes next. */

@@ -30,10 +30,10 @@ struct up_loop_t {
     uint64_t next_tick;
     uint64_t now;
     up_watcher_t *closing; /* closed watchers whose on_closed has not run yet */
-    /* The thread in a turn (from up_loop_wait to the end of up_loop_dispatch), if any: a
-     * binding may run turns on several threads, one at a time. */
-    pthread_t thread;
-    atomic_int in_turn;
+    /* The thread that runs the loop now, if any (up_loop_set_owner): a binding may run it on
+     * several threads, one at a time. */
+    pthread_t owner;
+    atomic_int owned;
     int num_ready;
     struct epoll_event ready[MAX_EVENTS];
 };
@@ -160,7 +160,14 @@ uint64_t up_loop_now(up_loop_t *loop)
 
 int up_loop_is_loop_thread(up_loop_t *loop)
 {
-    return atomic_load(&loop->in_turn) && pthread_equal(pthread_self(), loop->thread);
+    return atomic_load(&loop->owned) && pthread_equal(pthread_self(), loop->owner);
+}
+
+void up_loop_set_owner(up_loop_t *loop, int owned)
+{
+    if (owned)
+        loop->owner = pthread_self();
+    atomic_store(&loop->owned, owned);
 }
 
 int up_loop_wait(up_loop_t *loop, int timeout_ms)
@@ -172,8 +179,6 @@ int up_loop_wait(up_loop_t *loop, int timeout_ms)
     }
     if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
         wait = timeout_ms;
-    loop->thread = pthread_self();
-    atomic_store(&loop->in_turn, 1);
     int n = epoll_wait(loop->epfd, loop->ready, MAX_EVENTS, wait);
     loop->num_ready = n > 0 ? n : 0;
     loop->now = clock_ms();
@@ -198,5 +203,4 @@ void up_loop_dispatch(up_loop_t *loop)
         loop->tick_cb(loop->tick_data);
     }
     run_closing(loop);
-    atomic_store(&loop->in_turn, 0);
 }

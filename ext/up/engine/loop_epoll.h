@@ -14,5 +14,9 @@
  * collected, or -1 when a signal cut it short (a binding may have a handler to run). */
 int up_loop_wait(up_loop_t *loop, int timeout_ms);
 void up_loop_dispatch(up_loop_t *loop);
+/* The calling thread runs the loop from now on (owned = 1), or no longer (0); what
+ * up_loop_is_loop_thread answers. A binding that runs the loop on several threads in turn sets
+ * it whenever one takes the loop over. */
+void up_loop_set_owner(up_loop_t *loop, int owned);
 
 #endif

@@ -21,11 +21,11 @@ typedef struct up_rb_server_t {
     VALUE app;
     VALUE env_template; /* the constant part of every env, dup'ed per request */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
-    VALUE threads;      /* Array of the app threads, or nil in inline mode */
+    VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
     up_server_t *server;
     up_server_config_t config;
-    int num_threads;        /* 0: the app runs inline, inside the loop's dispatch */
+    int num_threads;        /* app threads, at least 1 */
     unsigned shutdown_timeout_ms;
     int running;
     /* The stop: requested from any thread or a trap handler (then a wake), begun by the next
@@ -77,7 +77,7 @@ VALUE up_rb_input_empty(void);
 void up_rb_input_detach(VALUE input);
 
 void up_rb_init_early_hints(VALUE mUp);
-VALUE up_rb_early_hints_new(up_conn_t *conn);
+VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_conn_t *conn);
 void up_rb_early_hints_detach(VALUE hints);
 
 void up_rb_init_stream(VALUE mUp);
@@ -88,7 +88,8 @@ VALUE up_rb_stream_new(up_rb_server_t *srv, up_conn_t *conn, VALUE input);
 int up_rb_stream_closed(VALUE stream);
 void up_rb_stream_detach(VALUE stream);
 
-/* Calls the app for the request conn holds and queues its response; never raises. */
+/* Calls the app for the request conn holds and queues its response; never raises. An app
+ * thread, the exchange lent to it. */
 void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn);
 
 /* Writes a validated response (body.c). Returns nil, or the exception that broke it. Sets
@@ -104,8 +105,11 @@ int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message);
 /* Queues one body part (a String): a copy, or a reference to a large one. Returns 0, or -1
  * when the client is gone. */
 int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part);
-/* Hands what the response staged to the loop; past the backlog limit, waits for the client to
- * take some. Returns 0, or -1 when the client is gone. */
+/* Hands what the response staged to the loop, writing it at once when this thread can own the
+ * loop. Returns 0, or -1 when the client is gone. */
+int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn);
+/* The same; then, past the backlog limit, waits for the client to take some (back-pressure on
+ * this producer only). */
 int up_rb_send(up_rb_server_t *srv, up_conn_t *conn);
 
 static inline int up_rb_on_loop_thread(up_conn_t *conn)
@@ -142,6 +146,10 @@ void up_rb_pool_run(up_rb_server_t *srv);
 /* While an app call waits for its output to drain: runs loop turns when no other thread
  * does, else waits for the drain. Returns 0, or -1 when the client is gone. */
 int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn);
+/* Runs f(arg) as the loop's owner, if no other thread has the loop now; returns whether it
+ * ran. The loop is released however f ends. Only with trylock: a thread that holds the GVL
+ * must never wait for a loop owner that may be waiting for the GVL. */
+int up_rb_with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE), VALUE arg);
 /* Wakes the thread in Server#run. */
 void up_rb_pool_wake_main(up_rb_server_t *srv);
 

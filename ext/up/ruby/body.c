@@ -15,11 +15,26 @@ static VALUE eClientDisconnected, eInvalidResponse;
 
 /* ---------------------------------------------------------------- sending */
 
+static VALUE send_as_owner(VALUE conn)
+{
+    up_response_send((up_conn_t *)conn);
+    return Qnil;
+}
+
+int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn)
+{
+    /* Written by this thread when no other runs the loop (with one app thread, nobody else
+     * would while the body makes its next part), else posted to the one that does. */
+    if (!up_rb_with_loop(srv, send_as_owner, (VALUE)conn))
+        up_response_send(conn);
+    return atomic_load(&conn->broken) ? -1 : 0;
+}
+
 int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
 {
-    if (up_response_send(conn) != 0)
+    if (up_rb_hand_over(srv, conn) != 0)
         return -1;
-    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT || srv->num_threads == 0)
+    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT)
         return 0;
     /* Back-pressure on this producer only. */
     return up_rb_pool_wait_drain(srv, conn);

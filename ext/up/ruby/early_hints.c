@@ -5,6 +5,7 @@
 #include "binding.h"
 
 typedef struct hints_t {
+    up_rb_server_t *srv;
     up_conn_t *conn; /* NULL once the request is over */
 } hints_t;
 
@@ -22,10 +23,11 @@ static const rb_data_type_t hints_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
-VALUE up_rb_early_hints_new(up_conn_t *conn)
+VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_conn_t *conn)
 {
     hints_t *h;
     VALUE obj = TypedData_Make_Struct(cEarlyHints, hints_t, &hints_type, h);
+    h->srv = srv;
     h->conn = conn;
     return obj;
 }
@@ -50,7 +52,7 @@ static VALUE EarlyHints_call(VALUE self, VALUE headers)
         rb_raise(rb_eArgError, "rack.early_hints: %" PRIsVALUE, message);
     }
     up_response_end_head(conn, -1);
-    up_response_send(conn);
+    up_rb_hand_over(h->srv, conn);
     return Qnil;
 }
 

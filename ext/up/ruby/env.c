@@ -248,7 +248,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     }
     rb_hash_aset(env, up_rb_key_rack_input,
                  req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
-    rb_hash_aset(env, up_rb_key_rack_early_hints, up_rb_early_hints_new(conn));
+    rb_hash_aset(env, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
     rb_hash_aset(env, up_rb_key_response_finished, rb_ary_new());
     return env;
 }

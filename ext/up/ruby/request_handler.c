@@ -114,7 +114,7 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         /* After the response is processed: handed to the loop, which writes it without this
          * thread (a slow client must not hold an app thread, nor what the callbacks release:
          * Rails returns its database connection here). */
-        if (up_response_send(conn) != 0 && NIL_P(error))
+        if (up_rb_hand_over(srv, conn) != 0 && NIL_P(error))
             error = rb_exc_new_cstr(rb_eIOError, "the client closed the connection");
         finished_t f = {srv, callbacks, c.env, status, headers, error};
         run_response_finished(&f);

@@ -82,15 +82,12 @@ static up_rb_server_t *get(VALUE self)
 
 /* ---------------------------------------------------------------- engine callbacks */
 
+/* Every request goes to the app threads' queue (thread_pool.c); the thread that ran this
+ * turn is usually the one that takes it. */
 static up_request_result_t on_request(up_conn_t *conn, void *user)
 {
-    up_rb_server_t *srv = user;
-    if (srv->num_threads > 0) {
-        up_rb_pool_push(srv, conn);
-        return UP_REQUEST_DEFERRED;
-    }
-    up_rb_handle_request(srv, conn);
-    return UP_REQUEST_DONE;
+    up_rb_pool_push(user, conn);
+    return UP_REQUEST_DEFERRED;
 }
 
 /* ---------------------------------------------------------------- options */
@@ -133,9 +130,13 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         rb_raise(rb_eRuntimeError, "the server is already initialized");
     up_server_config_defaults(cfg);
     srv->app = app;
-    srv->num_threads = (int)opt_u64(options, "threads", 0);
+    /* 0 was "inline": the app called by the thread that runs the loop. One app thread is
+     * exactly that now (it runs the loop between app calls), so 0 means 1. */
+    srv->num_threads = (int)opt_u64(options, "threads", 1);
     if (srv->num_threads > 1024)
         rb_raise(rb_eArgError, "threads must be at most 1024");
+    if (srv->num_threads == 0)
+        srv->num_threads = 1;
     cfg->max_head_size = opt_u64(options, "max_head_size", cfg->max_head_size);
     cfg->max_headers = opt_u64(options, "max_headers", cfg->max_headers);
     cfg->max_body_size = opt_u64(options, "max_body_size", cfg->max_body_size);
@@ -203,14 +204,6 @@ static VALUE Server_addresses(VALUE self)
 
 /* ---------------------------------------------------------------- running */
 
-static VALUE run_inline(VALUE arg)
-{
-    up_rb_server_t *srv = (up_rb_server_t *)arg;
-    while (!up_rb_turn(srv, 1))
-        rb_thread_check_ints();
-    return Qnil;
-}
-
 static VALUE run_threads(VALUE arg)
 {
     up_rb_pool_run((up_rb_server_t *)arg);
@@ -219,10 +212,7 @@ static VALUE run_threads(VALUE arg)
 
 static VALUE run_done(VALUE arg)
 {
-    up_rb_server_t *srv = (up_rb_server_t *)arg;
-    if (srv->num_threads == 0)
-        up_rb_finish(srv);
-    srv->running = 0;
+    ((up_rb_server_t *)arg)->running = 0;
     return Qnil;
 }
 
@@ -234,7 +224,7 @@ static VALUE Server_run(VALUE self)
     if (srv->running || srv->finished)
         rb_raise(rb_eRuntimeError, "the server is running or has run");
     srv->running = 1;
-    rb_ensure(srv->num_threads > 0 ? run_threads : run_inline, (VALUE)srv, run_done, (VALUE)srv);
+    rb_ensure(run_threads, (VALUE)srv, run_done, (VALUE)srv);
     return self;
 }
 

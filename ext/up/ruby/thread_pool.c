@@ -7,7 +7,8 @@
  * thread to an app thread costs wake-ups and cache misses on every one. So each app thread
  * runs this cycle itself: whoever holds loop_lock runs turns, requests go to a queue, and a
  * thread takes the next request the moment it finishes one. In steady state one thread does
- * it all, as fast as inline mode, and the others sleep.
+ * it all and the others sleep: measured as fast as calling the app from inside the loop's
+ * dispatch, which this replaced (-t 0 now means one thread).
  *
  * When the running threads are stuck in the app (a sleep, a query, a long computation), the
  * watchdog (watchdog.c) promotes a sleeping thread: it takes the loop and the queued requests,
@@ -36,8 +37,6 @@ void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn)
  * one thread, nobody runs the loop while it is in the app: that holds accepting already.) */
 void up_rb_pool_publish(up_rb_server_t *srv)
 {
-    if (srv->num_threads == 0)
-        return;
     int count = 0;
     for (up_conn_t *c = srv->batch_head; c != NULL; c = c->user)
         count++;
@@ -75,6 +74,36 @@ static up_conn_t *take_request(up_rb_server_t *srv)
 
 /* ---------------------------------------------------------------- the loop */
 
+typedef struct loop_call_t {
+    up_rb_server_t *srv;
+    VALUE (*f)(VALUE);
+    VALUE arg;
+} loop_call_t;
+
+static VALUE loop_call_run(VALUE arg)
+{
+    loop_call_t *c = (loop_call_t *)arg;
+    return c->f(c->arg);
+}
+
+static VALUE release_loop(VALUE arg)
+{
+    up_rb_server_t *srv = ((loop_call_t *)arg)->srv;
+    up_loop_set_owner(srv->loop, 0);
+    pthread_mutex_unlock(&srv->loop_lock);
+    return Qnil;
+}
+
+int up_rb_with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE), VALUE arg)
+{
+    if (pthread_mutex_trylock(&srv->loop_lock) != 0)
+        return 0;
+    up_loop_set_owner(srv->loop, 1);
+    loop_call_t c = {srv, f, arg};
+    rb_ensure(loop_call_run, (VALUE)&c, release_loop, (VALUE)&c);
+    return 1;
+}
+
 static VALUE turn_locked(VALUE arg)
 {
     up_rb_server_t *srv = (up_rb_server_t *)arg;
@@ -83,22 +112,6 @@ static VALUE turn_locked(VALUE arg)
     pthread_mutex_unlock(&srv->queue_lock);
     up_rb_turn(srv, idle);
     return Qnil;
-}
-
-static VALUE unlock_loop(VALUE arg)
-{
-    pthread_mutex_unlock(&((up_rb_server_t *)arg)->loop_lock);
-    return Qnil;
-}
-
-/* Runs f with the loop if no other thread has it; returns whether it ran. The lock is
- * released however f ends (a signal's trap may raise in a turn). */
-static int with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE))
-{
-    if (pthread_mutex_trylock(&srv->loop_lock) != 0)
-        return 0;
-    rb_ensure(f, (VALUE)srv, unlock_loop, (VALUE)srv);
-    return 1;
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -134,11 +147,8 @@ static VALUE hand_back(VALUE arg)
     srv->in_app--;
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
-    if (pthread_mutex_trylock(&srv->loop_lock) != 0) {
+    if (!up_rb_with_loop(srv, give_back_locked, arg))
         up_conn_resume(job->conn);
-        return Qnil;
-    }
-    rb_ensure(give_back_locked, arg, unlock_loop, (VALUE)srv);
     return Qnil;
 }
 
@@ -190,7 +200,7 @@ static VALUE app_thread_main(void *arg)
             run_request(srv, conn);
             continue;
         }
-        if (!with_loop(srv, turn_locked)) {
+        if (!up_rb_with_loop(srv, turn_locked, (VALUE)srv)) {
             /* Another thread has the loop, and there is no request: nothing to do here until
              * the running threads get stuck. */
             sleep_t s = {srv, 0};
@@ -233,7 +243,7 @@ int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
     while (up_conn_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !atomic_load(&conn->broken)) {
         /* The socket is written by whoever runs the loop: when nobody does, this thread
          * does, and its turns only queue what they find (no app call nests here). */
-        if (!with_loop(srv, drain_turn)) {
+        if (!up_rb_with_loop(srv, drain_turn, (VALUE)srv)) {
             drain_t d = {conn, 0};
             rb_thread_call_without_gvl(drain_nogvl, &d, drain_unblock, &d);
         }

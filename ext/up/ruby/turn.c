@@ -1,7 +1,6 @@
-/* One turn of the loop, as any thread of the binding runs it: the stop's progress, then the
- * events. Inline mode (-t 0) runs turns on the thread in Server#run with the app called
- * inside the dispatch; with app threads (thread_pool.c) whichever thread holds loop_lock runs
- * them between its app calls.
+/* One turn of the loop, as the app threads run it (thread_pool.c: whichever holds loop_lock,
+ * between its app calls): the stop's progress, then the events. Requests found are queued,
+ * never run inside the dispatch, so a turn never nests an app call.
  *
  * The GVL is held throughout but for the blocking wait: under load events are already waiting
  * and are collected without giving it up, since each release and re-acquire costs Ruby
