@@ -23,7 +23,6 @@ up_conn_t *up_conn_accept(up_server_t *server, const up_listener_t *listener, in
     conn->listener = listener;
     conn->transport = &up_transport_tcp;
     conn->protocol = &up_http1_protocol;
-    up_request_body_init(&conn->req.body);
     unsigned port;
     up_format_address(addr, conn->remote_addr, sizeof(conn->remote_addr), &port, 0);
     conn->_next = server->conns;

@@ -43,10 +43,10 @@ struct up_conn_t {
     atomic_int broken;
     int eof; /* the client finished sending */
 
-    /* The HTTP/1 exchange, while protocol is up_http1_protocol: the request handed to the
-     * binding, and the response writer's state (response.h). */
-    up_request_t req;
-    up_response_state_t res;
+    /* The HTTP/1 exchange under way, while protocol is up_http1_protocol: the request handed
+     * to the binding, and the response writer's state (response.h). NULL between requests. */
+    up_request_t *req;
+    up_response_state_t *res;
     up_http1_t _h1;
 
     up_buffer_t _rbuf; /* bytes read; the protocol consumes them from _rpos */

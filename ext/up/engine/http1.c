@@ -4,6 +4,43 @@
 #include "conn.h"
 #include "response.h"
 
+/* ---------------------------------------------------------------- the exchange */
+
+static up_http1_exchange_t *exchange_of(up_conn_t *conn)
+{
+    return (up_http1_exchange_t *)conn->_h1.exchange.base;
+}
+
+/* The exchange of the request that begins, taken from the pool (see http1.h). */
+static up_http1_exchange_t *begin_exchange(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    up_buffer_t *buf = &conn->_h1.exchange;
+    if (buf->base == NULL) {
+        up_buffer_reserve(buf, &server->pool,
+                          sizeof(up_http1_exchange_t) +
+                              server->config.max_headers * sizeof(up_http1_header_t));
+        up_http1_exchange_t *x = exchange_of(conn);
+        memset(x, 0, sizeof(*x));
+        up_request_body_init(&x->req.body);
+        conn->req = &x->req;
+        conn->res = &x->res;
+    }
+    return exchange_of(conn);
+}
+
+/* Gives the exchange back to the pool; the connection holds nothing for requests now. */
+static void end_exchange(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    if (conn->_h1.exchange.base == NULL)
+        return;
+    up_request_body_reset(&conn->req->body, &server->pool);
+    up_buffer_release(&conn->_h1.exchange, &server->pool);
+    conn->req = NULL;
+    conn->res = NULL;
+}
+
 /* ---------------------------------------------------------------- states */
 
 /* Tells the connection what this state waits for: input and a timer, or nothing. */
@@ -24,7 +61,7 @@ static void settle_state(up_conn_t *conn)
             /* Nothing buffered: an idle keep-alive connection holds no buffer at all. */
             conn->_rpos = conn->_rbuf.len = 0;
             up_buffer_release(&conn->_rbuf, &server->pool);
-            up_buffer_release(&h1->headers, &server->pool);
+            end_exchange(conn);
         }
         up_conn_want_read(conn, 1);
         up_conn_set_timer(conn, UP_TIMER_KEEPALIVE);
@@ -54,9 +91,10 @@ static void settle_state(up_conn_t *conn)
 /* Answers a request the engine refuses (4xx, 5xx) and closes once that is written. */
 static void reject(up_conn_t *conn, int status, const char *reason)
 {
-    up_request_body_reset(&conn->req.body, &conn->server->pool);
-    conn->res = (up_response_state_t){0};
-    conn->req.head.minor_version = 1;
+    begin_exchange(conn);
+    up_request_body_reset(&conn->req->body, &conn->server->pool);
+    *conn->res = (up_response_state_t){0};
+    conn->req->head.minor_version = 1;
     up_response_send_simple(conn, status, reason, 1);
     conn->_h1.state = UP_HTTP1_CLOSING;
 }
@@ -73,18 +111,19 @@ static void request_done(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
     up_http1_t *h1 = &conn->_h1;
-    if (!conn->res.finished) {
+    if (!conn->res->finished) {
         /* The binding returned without finishing its response: nothing sane can follow it on
          * this connection. */
-        if (up_response_rollback(conn) && !conn->res.started)
+        if (up_response_rollback(conn) && !conn->res->started)
             up_response_send_simple(conn, 500, "Internal Server Error", 1);
-        conn->res.keep_alive = 0;
+        conn->res->keep_alive = 0;
     }
     h1->queued++;
-    up_request_body_reset(&conn->req.body, &server->pool);
-    conn->_rpos = h1->req_end;
-    h1->last_len = 0;
-    h1->state = conn->res.keep_alive && !server->stopping ? UP_HTTP1_IDLE : UP_HTTP1_CLOSING;
+    up_request_body_reset(&conn->req->body, &server->pool);
+    up_http1_exchange_t *x = exchange_of(conn);
+    conn->_rpos = x->req_end;
+    x->last_len = 0;
+    h1->state = conn->res->keep_alive && !server->stopping ? UP_HTTP1_IDLE : UP_HTTP1_CLOSING;
 }
 
 /* Returns 1 when the request was answered here, 0 when the binding lent it to a thread. */
@@ -92,12 +131,13 @@ static int dispatch(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
     up_http1_t *h1 = &conn->_h1;
-    if (conn->_rbuf.base + conn->_rpos != h1->head_at) {
+    up_http1_exchange_t *x = exchange_of(conn);
+    if (conn->_rbuf.base + conn->_rpos != x->head_at) {
         /* The read buffer moved while the body came in: the head's slices must follow it. */
         up_http1_limits_t limits;
-        conn->req.head.headers = (up_http1_header_t *)h1->headers.base;
+        conn->req->head.headers = x->headers;
         up_http1_parse_request(conn->_rbuf.base + conn->_rpos, conn->_rbuf.len - conn->_rpos, 0,
-                               &conn->req.head, limits_of(conn, &limits));
+                               &conn->req->head, limits_of(conn, &limits));
     }
     h1->state = UP_HTTP1_APP;
     up_conn_set_timer(conn, UP_TIMER_NONE);
@@ -123,14 +163,12 @@ static int handle_head(up_conn_t *conn)
         h1->state = UP_HTTP1_IDLE;
         return 0;
     }
-    if (h1->headers.base == NULL)
-        up_buffer_reserve(&h1->headers, &server->pool,
-                          server->config.max_headers * sizeof(up_http1_header_t));
-    up_http1_request_t *head = &conn->req.head;
+    up_http1_exchange_t *x = begin_exchange(conn);
+    up_http1_request_t *head = &conn->req->head;
     up_http1_limits_t limits;
-    head->headers = (up_http1_header_t *)h1->headers.base;
+    head->headers = x->headers;
     const char *at = conn->_rbuf.base + conn->_rpos;
-    int r = up_http1_parse_request(at, avail, h1->last_len, head, limits_of(conn, &limits));
+    int r = up_http1_parse_request(at, avail, x->last_len, head, limits_of(conn, &limits));
     if (r == UP_HTTP1_INCOMPLETE) {
         if (conn->_rpos > 0) {
             /* Move the partial head to the front, so the buffer does not grow with every
@@ -139,7 +177,7 @@ static int handle_head(up_conn_t *conn)
             conn->_rbuf.len = avail;
             conn->_rpos = 0;
         }
-        h1->last_len = avail;
+        x->last_len = avail;
         h1->state = UP_HTTP1_HEAD;
         return 0;
     }
@@ -147,25 +185,25 @@ static int handle_head(up_conn_t *conn)
         reject(conn, up_http1_error_status(head->error), up_http1_error_reason(head->error));
         return 0;
     }
-    h1->last_len = 0;
-    h1->head_at = at;
-    h1->body_pos = conn->_rpos + (size_t)r;
+    x->last_len = 0;
+    x->head_at = at;
+    x->body_pos = conn->_rpos + (size_t)r;
     uint64_t max_body = server->config.max_body_size;
     if (head->chunked) {
-        memset(&h1->chunked, 0, sizeof(h1->chunked));
-        h1->chunked.max_body = max_body;
+        memset(&x->chunked, 0, sizeof(x->chunked));
+        x->chunked.max_body = max_body;
     } else if (head->content_length > 0) {
         if (max_body != 0 && (uint64_t)head->content_length > max_body) {
             reject(conn, 413, "Request body is larger than the server accepts");
             return 0;
         }
-        h1->body_left = (uint64_t)head->content_length;
+        x->body_left = (uint64_t)head->content_length;
     } else {
-        h1->req_end = h1->body_pos;
+        x->req_end = x->body_pos;
         return dispatch(conn);
     }
     /* RFC 9110 §10.1.1: the client holds the body back until told to go on. */
-    if (head->expect_continue && conn->_rbuf.len == h1->body_pos)
+    if (head->expect_continue && conn->_rbuf.len == x->body_pos)
         up_response_send_continue(conn);
     h1->state = UP_HTTP1_BODY;
     return 1;
@@ -174,7 +212,7 @@ static int handle_head(up_conn_t *conn)
 static int body_store(up_conn_t *conn, const char *src, size_t len, uint64_t expected)
 {
     up_server_config_t *cfg = &conn->server->config;
-    if (up_request_body_append(&conn->req.body, &conn->server->pool, src, len, expected,
+    if (up_request_body_append(&conn->req->body, &conn->server->pool, src, len, expected,
                                cfg->spool_threshold, cfg->tmp_dir) == 0)
         return 0;
     if (conn->server->handler.on_log != NULL)
@@ -187,18 +225,18 @@ static int body_store(up_conn_t *conn, const char *src, size_t len, uint64_t exp
 /* Returns 1 once the whole body is in and the request was dispatched and answered. */
 static int handle_body(up_conn_t *conn)
 {
-    up_http1_t *h1 = &conn->_h1;
-    char *start = conn->_rbuf.base + h1->body_pos;
-    size_t avail = conn->_rbuf.len - h1->body_pos;
-    up_request_body_t *body = &conn->req.body;
+    up_http1_exchange_t *x = exchange_of(conn);
+    char *start = conn->_rbuf.base + x->body_pos;
+    size_t avail = conn->_rbuf.len - x->body_pos;
+    up_request_body_t *body = &conn->req->body;
     int untouched = body->len == 0 && body->fd < 0 && body->_buf.base == NULL;
 
-    if (conn->req.head.chunked) {
+    if (conn->req->head.chunked) {
         size_t len = avail;
-        ssize_t r = up_chunked_decode(&h1->chunked, start, &len);
+        ssize_t r = up_chunked_decode(&x->chunked, start, &len);
         if (r == UP_CHUNKED_ERROR) {
-            reject(conn, up_chunked_error_status(h1->chunked.error),
-                   up_chunked_error_reason(h1->chunked.error));
+            reject(conn, up_chunked_error_status(x->chunked.error),
+                   up_chunked_error_reason(x->chunked.error));
             return 0;
         }
         if (r >= 0 && untouched) {
@@ -207,25 +245,25 @@ static int handle_body(up_conn_t *conn)
             return 0;
         }
         if (r == UP_CHUNKED_INCOMPLETE) {
-            conn->_rbuf.len = h1->body_pos; /* decoded bytes are stored; drop them here */
+            conn->_rbuf.len = x->body_pos; /* decoded bytes are stored; drop them here */
             return 0;
         }
-        h1->req_end = h1->body_pos + len;
-        conn->_rbuf.len = h1->req_end + (size_t)r; /* the next request was moved down */
+        x->req_end = x->body_pos + len;
+        conn->_rbuf.len = x->req_end + (size_t)r; /* the next request was moved down */
     } else {
-        size_t take = avail < h1->body_left ? avail : (size_t)h1->body_left;
-        if (take == h1->body_left && untouched) {
+        size_t take = avail < x->body_left ? avail : (size_t)x->body_left;
+        if (take == x->body_left && untouched) {
             up_request_body_borrow(body, start, take);
         } else if (take > 0 &&
-                   body_store(conn, start, take, (uint64_t)conn->req.head.content_length) != 0) {
+                   body_store(conn, start, take, (uint64_t)conn->req->head.content_length) != 0) {
             return 0;
         }
-        h1->body_left -= take;
-        if (h1->body_left > 0) {
-            conn->_rbuf.len = h1->body_pos;
+        x->body_left -= take;
+        if (x->body_left > 0) {
+            conn->_rbuf.len = x->body_pos;
             return 0;
         }
-        h1->req_end = h1->body_pos + take;
+        x->req_end = x->body_pos + take;
     }
     return dispatch(conn);
 }
@@ -257,8 +295,8 @@ static void http1_on_drained(up_conn_t *conn)
     up_http1_t *h1 = &conn->_h1;
     if (h1->state == UP_HTTP1_APP) {
         up_server_t *server = conn->server;
-        if (conn->res.notify_drained && server->handler.on_drained != NULL) {
-            conn->res.notify_drained = 0;
+        if (conn->res->notify_drained && server->handler.on_drained != NULL) {
+            conn->res->notify_drained = 0;
             server->handler.on_drained(conn, server->handler.user);
         }
         return;
@@ -301,9 +339,7 @@ static void http1_on_stop(up_conn_t *conn)
 
 static void http1_on_close(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
-    up_request_body_reset(&conn->req.body, &server->pool);
-    up_buffer_release(&conn->_h1.headers, &server->pool);
+    end_exchange(conn);
 }
 
 const up_protocol_t up_http1_protocol = {

@@ -54,17 +54,27 @@ typedef struct up_request_t {
     up_request_body_t body;
 } up_request_t;
 
+/* One request and its response while under way. It lives in a chunk of the server's buffer
+ * pool that the connection takes at the first byte of a request head and gives back once idle
+ * again, so that an idle keep-alive connection holds no memory for it (10,000 of them must fit
+ * in a few MB). The parsed header fields follow it in the same chunk. */
+typedef struct up_http1_exchange_t {
+    up_request_t req;
+    up_response_state_t res;
+    up_chunked_decoder_t chunked;
+    size_t last_len;     /* what the parser saw last time, so it does not rescan */
+    size_t body_pos;     /* where the unread body bytes start in _rbuf */
+    size_t req_end;      /* where the dispatched request's bytes end in _rbuf */
+    uint64_t body_left;  /* Content-Length bytes still to read */
+    const char *head_at; /* where the head was when parsed: if _rbuf moved, parse again */
+    up_http1_header_t headers[]; /* config.max_headers of them */
+} up_http1_exchange_t;
+
 /* The protocol's own bookkeeping, embedded in every connection (all start as HTTP/1). */
 typedef struct up_http1_t {
     up_http1_state_t state;
-    size_t last_len;    /* what the parser saw last time, so it does not rescan */
-    size_t body_pos;    /* where the unread body bytes start in _rbuf */
-    uint64_t body_left; /* Content-Length bytes still to read */
-    size_t req_end;     /* where the dispatched request's bytes end in _rbuf */
-    const char *head_at; /* where the head was when parsed: if _rbuf moved, parse again */
-    unsigned queued;    /* responses queued since the output last drained */
-    up_chunked_decoder_t chunked;
-    up_buffer_t headers; /* room for config.max_headers parsed fields */
+    unsigned queued;       /* responses queued since the output last drained */
+    up_buffer_t exchange;  /* holds the up_http1_exchange_t while a request is under way */
 } up_http1_t;
 
 extern const up_protocol_t up_http1_protocol;

@@ -101,18 +101,18 @@ static void out_u64(up_conn_t *conn, uint64_t v)
 
 void up_response_reset(up_conn_t *conn)
 {
-    const up_http1_request_t *head = &conn->req.head;
-    conn->res = (up_response_state_t){0};
-    conn->res.content_length = -1;
-    conn->res.head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
-    conn->res.keep_alive = head->keep_alive && !conn->server->stopping;
+    const up_http1_request_t *head = &conn->req->head;
+    *conn->res = (up_response_state_t){0};
+    conn->res->content_length = -1;
+    conn->res->head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
+    conn->res->keep_alive = head->keep_alive && !conn->server->stopping;
 }
 
 #define NAME_IS(name, len, lit) UP_LOWER_EQ((name), (len), (lit))
 
 up_response_error_t up_response_start(up_conn_t *conn, int status)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (res->started && !res->finished)
         return UP_RESPONSE_E_STATE;
     if (status < 100 || status > 999)
@@ -185,7 +185,7 @@ static void out_header(up_conn_t *conn, const char *name, size_t name_len, const
 up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
                                            const char *value, size_t value_len)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (!res->started || res->head_done)
         return UP_RESPONSE_E_STATE;
     if (name_len == 0)
@@ -236,7 +236,7 @@ up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, si
 
 up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (!res->started || res->head_done)
         return UP_RESPONSE_E_STATE;
 
@@ -264,7 +264,7 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
         OUT_LIT(conn, "\r\n");
     } else if (res->head_only) {
         res->framing = UP_FRAMING_NONE;
-    } else if (conn->req.head.minor_version >= 1) {
+    } else if (conn->req->head.minor_version >= 1) {
         res->framing = UP_FRAMING_CHUNKED;
         OUT_LIT(conn, "transfer-encoding: chunked\r\n");
     } else {
@@ -274,7 +274,7 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
 
     if (!res->keep_alive)
         OUT_LIT(conn, "connection: close\r\n");
-    else if (conn->req.head.minor_version == 0)
+    else if (conn->req->head.minor_version == 0)
         OUT_LIT(conn, "connection: keep-alive\r\n");
     if (!res->has_date) {
         char *p = out_reserve(conn, 6 + UP_DATE_LEN + 2);
@@ -292,7 +292,7 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
  * header written when chunked. The caller queues the part, then calls frame_part_end. */
 static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
     if (atomic_load(&conn->broken))
@@ -322,7 +322,7 @@ static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
 
 static void frame_part_end(up_conn_t *conn, size_t len)
 {
-    if (conn->res.framing == UP_FRAMING_CHUNKED && len > 0)
+    if (conn->res->framing == UP_FRAMING_CHUNKED && len > 0)
         OUT_LIT(conn, "\r\n");
 }
 
@@ -349,7 +349,7 @@ up_response_error_t up_response_write_shared(up_conn_t *conn, up_shared_t *share
 
 up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED) {
         /* The binding passes a file's size to end_head, so chunked framing is a misuse. */
         close(fd);
@@ -370,7 +370,7 @@ up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, 
 
 up_response_error_t up_response_finish(up_conn_t *conn)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
     if (res->framing == UP_FRAMING_CHUNKED)
@@ -383,7 +383,7 @@ up_response_error_t up_response_finish(up_conn_t *conn)
 
 int up_response_rollback(up_conn_t *conn)
 {
-    up_response_state_t *res = &conn->res;
+    up_response_state_t *res = conn->res;
     if (!res->started)
         return 1;
     if (res->posted) {
@@ -400,8 +400,8 @@ int up_response_rollback(up_conn_t *conn)
 
 int up_response_send(up_conn_t *conn)
 {
-    if (conn->res.started && !up_outq_empty(&conn->_staged))
-        conn->res.posted = 1;
+    if (conn->res->started && !up_outq_empty(&conn->_staged))
+        conn->res->posted = 1;
     return up_conn_send(conn);
 }
 
@@ -409,7 +409,7 @@ void up_response_send_simple(up_conn_t *conn, int status, const char *body, int 
 {
     size_t body_len = strlen(body);
     if (close)
-        conn->res.keep_alive = 0;
+        conn->res->keep_alive = 0;
     up_response_start(conn, status);
     OUT_LIT(conn, "content-type: text/plain; charset=utf-8\r\n");
     up_response_end_head(conn, (int64_t)body_len + 1);

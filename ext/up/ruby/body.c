@@ -144,7 +144,7 @@ int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part)
 {
     size_t len = (size_t)RSTRING_LEN(part);
     up_response_error_t err;
-    if (len >= SHARE_MIN && !conn->res.head_only && !conn->res.no_body) {
+    if (len >= SHARE_MIN && !conn->res->head_only && !conn->res->no_body) {
         up_shared_t *shared = up_rb_shared_string(srv, part);
         err = up_response_write_shared(conn, shared, 0, len);
         up_shared_release(shared);
@@ -244,10 +244,10 @@ static void send_body(walk_t *w)
 {
     up_conn_t *conn = w->conn;
     VALUE body = w->body;
-    if (conn->res.no_body || conn->res.head_only) {
+    if (conn->res->no_body || conn->res->head_only) {
         /* HEAD gets the length GET would have, when that is known without running the body
          * (an Array, or a wrapper that can be one: Rack::BodyProxy, Rack::Lint). */
-        VALUE parts = conn->res.head_only ? body_parts(body) : Qnil;
+        VALUE parts = conn->res->head_only ? body_parts(body) : Qnil;
         up_response_end_head(conn, NIL_P(parts) ? -1 : parts_length(parts));
         return;
     }

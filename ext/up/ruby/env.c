@@ -209,7 +209,7 @@ static void add_headers(VALUE env, const up_http1_request_t *head)
 
 static void add_server_name(VALUE env, up_conn_t *conn)
 {
-    const up_http1_request_t *head = &conn->req.head;
+    const up_http1_request_t *head = &conn->req->head;
     up_slice_t host, port;
     if (head->host.len == 0) {
         rb_hash_aset(env, key_server_name, rb_str_new_cstr(conn->listener->host));
@@ -223,7 +223,7 @@ static void add_server_name(VALUE env, up_conn_t *conn)
 
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
-    const up_request_t *req = &conn->req;
+    const up_request_t *req = conn->req;
     const up_http1_request_t *head = &req->head;
     VALUE env = rb_hash_dup(srv->env_template);
 
