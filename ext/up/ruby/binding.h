@@ -52,6 +52,7 @@ typedef struct up_rb_server_t {
     pthread_t watchdog;
     pthread_cond_t watchdog_cond;
     int watchdog_running;
+    int watchdog_asleep; /* waiting for a request to start (under queue_lock) */
     /* Requests of the current loop turn, queued in one go by up_rb_pool_publish so that a
      * burst costs one lock. Loop-lock holder only. */
     up_conn_t *batch_head, *batch_tail;

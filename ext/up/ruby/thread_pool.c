@@ -67,6 +67,8 @@ static up_conn_t *take_request(up_rb_server_t *srv)
         conn->user = NULL;
         srv->queue_len--;
         srv->in_app++;
+        if (srv->watchdog_asleep)
+            pthread_cond_signal(&srv->watchdog_cond);
     }
     pthread_mutex_unlock(&srv->queue_lock);
     return conn;

@@ -12,8 +12,11 @@
  * notices. */
 #define STUCK_NS 1000000ull
 #define ACTIVE_PERIOD_NS 1000000L
-/* With no request in the app, nothing can be stuck: look less often. */
+/* With no request in the app, nothing can be stuck: look less often, and after IDLE_LOOKS
+ * such looks not at all until a request starts (take_request wakes the watchdog). An idle
+ * worker then costs no wake-ups. */
 #define IDLE_PERIOD_NS 10000000L
+#define IDLE_LOOKS 100
 
 static void *watchdog_main(void *arg)
 {
@@ -21,21 +24,30 @@ static void *watchdog_main(void *arg)
     unsigned long last_completed = 0;
     uint64_t last_progress = up_rb_now_ns();
     long period = IDLE_PERIOD_NS;
+    int idle_looks = 0;
     pthread_mutex_lock(&srv->queue_lock);
     while (srv->watchdog_running) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += period;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
+        if (idle_looks >= IDLE_LOOKS) {
+            srv->watchdog_asleep = 1;
+            pthread_cond_wait(&srv->watchdog_cond, &srv->queue_lock);
+            srv->watchdog_asleep = 0;
+            idle_looks = 0;
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += period;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&srv->watchdog_cond, &srv->queue_lock, &ts);
         }
-        pthread_cond_timedwait(&srv->watchdog_cond, &srv->queue_lock, &ts);
         uint64_t now = up_rb_now_ns();
         unsigned long completed = atomic_load(&srv->completed);
         int awake = srv->num_threads - srv->sleepers + srv->promoted;
         int starved = srv->queue_len > 0 || srv->in_app >= awake;
         period = srv->in_app > 0 ? ACTIVE_PERIOD_NS : IDLE_PERIOD_NS;
+        idle_looks = srv->in_app > 0 ? 0 : idle_looks + 1;
         if (completed != last_completed || srv->in_app == 0 || !starved) {
             last_completed = completed;
             last_progress = now;
