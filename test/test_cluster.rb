@@ -35,4 +35,35 @@ class TestCluster < Minitest::Test
   ensure
     server&.stop
   end
+
+  # A worker runs the master's INT/TERM traps from its fork until it has its own; a stop in
+  # that window only sets the master's flag, in the worker. The worker must stop on it rather
+  # than serve on with no one to stop it. This runs the worker's start as the fork does, with
+  # the flag already set, as that trap would leave it.
+  def test_stop_that_reaches_a_worker_before_its_traps_is_kept
+    require "up/cluster"
+    log = Up::Log.new(StringIO.new)
+    cluster = Up::Cluster.new({ workers: 1, threads: 1, shutdown_timeout: 5 }, ->(_) { [200, {}, []] },
+                              { threads: 1, shutdown_timeout: 5 }, log)
+    listener = TCPServer.new("127.0.0.1", 0)
+    wake_r, wake_w = IO.pipe
+    check_r, check_w = IO.pipe
+    { sockets: [listener], wake_r: wake_r, wake_w: wake_w, check_r: check_r, check_w: check_w, stopping: true }
+      .each { |name, value| cluster.instance_variable_set(:"@#{name}", value) }
+    pid = fork { cluster.send(:run_worker, 0) }
+    check_r.close
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    status = nil
+    until (status = Process.wait2(pid, Process::WNOHANG)&.last) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      sleep 0.05
+    end
+    assert status, "the worker went on serving after the stop"
+    assert status.success?
+  ensure
+    if pid && status.nil?
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    end
+    [listener, wake_r, wake_w, check_w].each { |io| io&.close unless io&.closed? }
+  end
 end

@@ -84,6 +84,12 @@ module Up
     end
 
     def run_worker(index)
+      # Until this worker has traps of its own, the master's run in it: a stop asked for in
+      # that window only sets @stopping here (the master's wake pipe is not this process's).
+      # Keep it, and hand it to the server: a stop before Server#run is never lost.
+      stop_asked = false
+      %w[INT TERM].each { |sig| Signal.trap(sig) { stop_asked = true } }
+      stop_asked ||= @stopping
       @wake_r.close
       @wake_w.close
       @check_w.close
@@ -92,6 +98,7 @@ module Up
       server.logger = @log
       @sockets.each { |s| server.listen_fd(s.fileno) }
       %w[INT TERM].each { |sig| Signal.trap(sig) { server.stop } }
+      server.stop if stop_asked
       # EOF on the check pipe means the master is gone: stop rather than serve orphaned.
       Thread.new do
         @check_r.read
