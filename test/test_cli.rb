@@ -51,7 +51,7 @@ class TestCLI < Minitest::Test
     [%w[--write-timeout 1e400],             "--write-timeout must be between 0 and 86400 seconds"],
     [%w[--shutdown-timeout 86401],          "--shutdown-timeout must be between 0 and 86400 seconds"],
     [%w[--max-head-size 100],               "--max-head-size must be at least 256"],
-    [%w[--max-headers 0],                   "--max-headers must be at least 1"],
+    [%w[--max-headers 0],                   "--max-headers must be between 1 and 10000"],
     [%w[--max-pipeline 4294967296],         "--max-pipeline must be between 1 and 4294967295"],
     [%w[--max-body-size 9223372036854775808], "--max-body-size must be at most 9223372036854775807"],
     [%w[--spool-threshold -1],              "--spool-threshold must not be negative"],

@@ -31,6 +31,8 @@ typedef struct up_server_config_t {
 
 #define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)
 #define UP_DEFAULT_MAX_HEADERS 100
+/* Every request holds room for max_headers parsed fields (http1.h), so it is bounded. */
+#define UP_MAX_HEADERS_LIMIT 10000
 #define UP_DEFAULT_MAX_BODY_SIZE (1024ull * 1024 * 1024)
 #define UP_DEFAULT_SPOOL_THRESHOLD (1024 * 1024)
 #define UP_DEFAULT_HEAD_TIMEOUT_MS 10000

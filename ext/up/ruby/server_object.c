@@ -2,6 +2,7 @@
  * calling thread), stop (from any thread or a trap handler). The GVL is released only while
  * the loop waits for events; callbacks run with it held. */
 
+#include <math.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -115,9 +116,10 @@ static unsigned opt_ms(VALUE options, const char *name, unsigned fallback)
     if (NIL_P(v))
         return fallback;
     double s = NUM2DBL(v);
-    if (s <= 0 || s > 86400)
+    if (!(s > 0 && s <= 86400))
         rb_raise(rb_eArgError, "%s must be between 0 and 86400 seconds", name);
-    return (unsigned)(s * 1000);
+    /* Up, so that a timeout above 0 never becomes 0 ms (an immediate 408). */
+    return (unsigned)ceil(s * 1000);
 }
 
 /* Server.new(app, threads: 5, max_head_size: ..., ...) */
@@ -147,6 +149,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     cfg->keepalive_timeout_ms = opt_ms(options, "keepalive_timeout", cfg->keepalive_timeout_ms);
     cfg->write_timeout_ms = opt_ms(options, "write_timeout", cfg->write_timeout_ms);
     srv->shutdown_timeout_ms = opt_ms(options, "shutdown_timeout", 30000);
+    if (cfg->max_headers > UP_MAX_HEADERS_LIMIT)
+        rb_raise(rb_eArgError, "max_headers must be at most %d", UP_MAX_HEADERS_LIMIT);
     if (cfg->max_head_size < 256 || cfg->max_headers < 1 || cfg->max_pipeline < 1)
         rb_raise(rb_eArgError, "max_head_size, max_headers and max_pipeline are too small");
     VALUE tmp = opt(options, "tmp_dir");
