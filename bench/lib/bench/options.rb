@@ -69,7 +69,7 @@ module Bench
           @warmup = 1
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
-             "up_inline, up_thread, up_threads, agoo, falcon, iodine, itsi, puma_thread, puma, unicorn,",
+             "up_thread, up_threads, agoo, falcon, iodine, itsi, puma_thread, puma, unicorn,",
              "nginx; puma is both puma rows)") { |v| @only = v }
         o.on("--apps LIST", Array, "Apps from test/rackup (#{APPS.join(",")})") { |v| @apps = v }
         o.on("--workers LIST", Array, "Worker counts to run (#{@workers.join(",")}: one, then all cores)") do |v|

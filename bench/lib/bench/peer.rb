@@ -2,7 +2,7 @@
 
 module Bench
   # One row of the tables: a server in one configuration (UP! appears four times: its
-  # defaults, inline, one thread, five threads; puma twice). Knows the command line that
+  # defaults, one thread, five threads; puma twice). Knows the command line that
   # starts it for a given app, port and worker count, and how to describe that mode in the
   # table. Created once each in Bench::Peers.
   class Peer

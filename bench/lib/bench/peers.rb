@@ -40,12 +40,8 @@ module Bench
                mode: ->(w) { "#{workers(w)}, default (`#{UpDefaults.threads_flag}`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
       end,
-      Peer.new(key: "up_inline", group: "up", name: "UP!", runtime: :up,
-               mode: ->(w) { "#{workers(w)}, inline (`-t 0`)" }) do |c|
-        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 0 #{c.app}]
-      end,
-      # One app thread: the loop still runs on its own thread without the GVL, as agoo's C
-      # I/O threads do, so this is the row to read next to the one-thread peers.
+      # One app thread, which runs the loop between its app calls (-t 0 means the same): the
+      # row to read next to the one-thread peers.
       Peer.new(key: "up_thread", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)} × 1 thread (`-t 1`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}]

@@ -65,7 +65,7 @@ module Bench
                "req/s, p50 and p99 are those of the median run."
       lines << "- Versions: #{versions}."
       lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
-               "warm-up included. vs UP!: req/s divided by UP! inline's in the same table. " \
+               "warm-up included. vs UP!: req/s divided by UP!'s with default settings in the same table. " \
                "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
                "mode, nginx, iodine and the best peer there, with issue 12's targets. " \
                "How to read the peers' rows: bench/README.md."
@@ -100,7 +100,7 @@ module Bench
     def table(app, workers, rows)
       title = workers == 1 ? "1 worker" : "#{workers} workers"
       title += " (all cores)" if workers == @machine.cores && workers > 1
-      baseline = rows.find { |r| r.peer.key == "up_inline" && r.ok? }
+      baseline = rows.find { |r| r.peer.key == "up_default" && r.ok? }
       out = +"### #{app}.ru, #{title}\n\n"
       out << "| server | mode | req/s | p50 | p99 | errors | vs UP! | notes |\n"
       out << "|---|---|--:|--:|--:|--:|--:|---|\n"
