@@ -14,6 +14,14 @@
 #include "server.h"
 
 struct pin_t;
+struct up_rb_server_t;
+
+/* One app thread as the watchdog sees it (thread_pool.c, watchdog.c). */
+typedef struct up_rb_app_thread_t {
+    struct up_rb_server_t *srv;
+    int stat_fd; /* its /proc/self/task/TID/stat (blocked or running?), -1 if unavailable */
+    int in_app;  /* running a request; under queue_lock */
+} up_rb_app_thread_t;
 
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
@@ -47,6 +55,7 @@ typedef struct up_rb_server_t {
     int sleepers;  /* threads waiting to be promoted */
     int promoted;  /* promotions handed out and not yet taken */
     int in_app;    /* threads inside a request */
+    up_rb_app_thread_t *app_threads; /* num_threads of them while running */
     /* Requests finished, for the watchdog (watchdog.c). */
     _Atomic unsigned long completed;
     pthread_t watchdog;

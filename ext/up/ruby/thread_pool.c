@@ -15,7 +15,11 @@
  * so a blocking call holds up no other request. -t N bounds how many requests run at once. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "binding.h"
 
@@ -56,7 +60,7 @@ void up_rb_pool_publish(up_rb_server_t *srv)
 }
 
 /* The first queued request, now counted as in the app; NULL when none. */
-static up_conn_t *take_request(up_rb_server_t *srv)
+static up_conn_t *take_request(up_rb_server_t *srv, up_rb_app_thread_t *self)
 {
     pthread_mutex_lock(&srv->queue_lock);
     up_conn_t *conn = srv->queue_head;
@@ -67,6 +71,7 @@ static up_conn_t *take_request(up_rb_server_t *srv)
         conn->user = NULL;
         srv->queue_len--;
         srv->in_app++;
+        self->in_app = 1;
         if (srv->watchdog_asleep)
             pthread_cond_signal(&srv->watchdog_cond);
     }
@@ -120,6 +125,7 @@ static VALUE turn_locked(VALUE arg)
 
 typedef struct job_t {
     up_rb_server_t *srv;
+    up_rb_app_thread_t *self;
     up_conn_t *conn;
 } job_t;
 
@@ -147,6 +153,7 @@ static VALUE hand_back(VALUE arg)
     up_rb_server_t *srv = job->srv;
     pthread_mutex_lock(&srv->queue_lock);
     srv->in_app--;
+    job->self->in_app = 0;
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
     if (!up_rb_with_loop(srv, give_back_locked, arg))
@@ -154,9 +161,9 @@ static VALUE hand_back(VALUE arg)
     return Qnil;
 }
 
-static void run_request(up_rb_server_t *srv, up_conn_t *conn)
+static void run_request(up_rb_server_t *srv, up_rb_app_thread_t *self, up_conn_t *conn)
 {
-    job_t job = {srv, conn};
+    job_t job = {srv, self, conn};
     rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
 }
 
@@ -193,13 +200,23 @@ static void sleep_unblock(void *arg)
     pthread_mutex_unlock(&s->srv->queue_lock);
 }
 
+/* Lets the watchdog tell this thread blocked (asleep in the kernel) from running. */
+static void open_stat(up_rb_app_thread_t *self)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
+    self->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static VALUE app_thread_main(void *arg)
 {
-    up_rb_server_t *srv = arg;
+    up_rb_app_thread_t *self = arg;
+    up_rb_server_t *srv = self->srv;
+    open_stat(self);
     while (!srv->finished) {
-        up_conn_t *conn = take_request(srv);
+        up_conn_t *conn = take_request(srv, self);
         if (conn != NULL) {
-            run_request(srv, conn);
+            run_request(srv, self, conn);
             continue;
         }
         if (!up_rb_with_loop(srv, turn_locked, (VALUE)srv)) {
@@ -331,15 +348,26 @@ static VALUE join_threads(VALUE arg)
         }
     }
     srv->threads = Qnil;
+    for (int i = 0; i < srv->num_threads; i++) {
+        if (srv->app_threads[i].stat_fd >= 0)
+            close(srv->app_threads[i].stat_fd);
+    }
+    free(srv->app_threads);
+    srv->app_threads = NULL;
     up_rb_finish(srv);
     return Qnil;
 }
 
 void up_rb_pool_run(up_rb_server_t *srv)
 {
+    srv->app_threads = calloc((size_t)srv->num_threads, sizeof(*srv->app_threads));
+    if (srv->app_threads == NULL)
+        rb_memerror();
     srv->threads = rb_ary_new_capa(srv->num_threads);
-    for (int i = 0; i < srv->num_threads; i++)
-        rb_ary_push(srv->threads, rb_thread_create(app_thread_main, srv));
+    for (int i = 0; i < srv->num_threads; i++) {
+        srv->app_threads[i] = (up_rb_app_thread_t){srv, -1, 0};
+        rb_ary_push(srv->threads, rb_thread_create(app_thread_main, &srv->app_threads[i]));
+    }
     up_rb_watchdog_start(srv);
     rb_ensure(supervise, (VALUE)srv, join_threads, (VALUE)srv);
 }

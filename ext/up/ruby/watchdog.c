@@ -1,22 +1,49 @@
 /* The watchdog of the app threads (thread_pool.c): a native thread, never touching Ruby, that
  * looks at the pool every millisecond while requests run. When no request has finished for
- * STUCK_NS while requests wait or nobody runs the loop (every awake thread is in the app), the
- * running threads are blocked or busy for long: it promotes a sleeping thread, which takes the
- * loop and the queued requests. One promotion per period at most, so a burst of slow calls
- * wakes threads one by one, only as many as are needed. */
+ * STUCK_NS while requests wait or nobody runs the loop (every awake thread is in the app), it
+ * promotes a sleeping thread, which takes the loop and the queued requests, if that can help:
+ * when a thread in the app is blocked (asleep in the kernel: IO, sleep, a lock; the GVL is
+ * free), or when the calls have run for LONG_NS (then Ruby shares the GVL between threads in
+ * time slices). A thread that is running Ruby, or only waiting for a CPU, holds the GVL: a
+ * thread woken for it would just wait, at the cost of a third of the throughput (measured with
+ * -w 2 on 2 cores, where workers and the client preempt each other). One promotion per period
+ * at most, so a burst of slow calls wakes threads one by one, only as many as needed. */
 
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "binding.h"
 
 /* Well above one fast request (tens of microseconds) and a minor GC, well below what a client
  * notices. */
 #define STUCK_NS 1000000ull
+#define LONG_NS 50000000ull
 #define ACTIVE_PERIOD_NS 1000000L
 /* With no request in the app, nothing can be stuck: look less often, and after IDLE_LOOKS
  * such looks not at all until a request starts (take_request wakes the watchdog). An idle
  * worker then costs no wake-ups. */
 #define IDLE_PERIOD_NS 10000000L
 #define IDLE_LOOKS 100
+
+/* Whether a thread in the app sleeps in the kernel (state S or D in its stat), not running or
+ * waiting for a CPU (R). A thread whose state cannot be read counts as blocked. */
+static int some_thread_blocked(up_rb_server_t *srv)
+{
+    for (int i = 0; i < srv->num_threads; i++) {
+        up_rb_app_thread_t *t = &srv->app_threads[i];
+        if (!t->in_app)
+            continue;
+        char buf[512];
+        ssize_t n = t->stat_fd >= 0 ? pread(t->stat_fd, buf, sizeof(buf) - 1, 0) : -1;
+        if (n <= 0)
+            return 1;
+        buf[n] = '\0';
+        const char *paren = strrchr(buf, ')'); /* the command name may hold spaces */
+        if (paren == NULL || paren[1] != ' ' || paren[2] != 'R')
+            return 1;
+    }
+    return 0;
+}
 
 static void *watchdog_main(void *arg)
 {
@@ -53,7 +80,8 @@ static void *watchdog_main(void *arg)
             last_progress = now;
             continue;
         }
-        if (now - last_progress >= STUCK_NS && srv->sleepers > srv->promoted) {
+        if (now - last_progress >= STUCK_NS && srv->sleepers > srv->promoted &&
+            (now - last_progress >= LONG_NS || some_thread_blocked(srv))) {
             srv->promoted++;
             pthread_cond_signal(&srv->queue_cond);
             last_progress = now;
