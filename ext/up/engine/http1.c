@@ -293,14 +293,8 @@ static void http1_on_read(up_conn_t *conn)
 static void http1_on_drained(up_conn_t *conn)
 {
     up_http1_t *h1 = &conn->_h1;
-    if (h1->state == UP_HTTP1_APP) {
-        up_server_t *server = conn->server;
-        if (conn->res->notify_drained && server->handler.on_drained != NULL) {
-            conn->res->notify_drained = 0;
-            server->handler.on_drained(conn, server->handler.user);
-        }
-        return;
-    }
+    if (h1->state == UP_HTTP1_APP)
+        return; /* the producer of a lent exchange waits with up_conn_wait_backlog */
     /* Responses held back by the pipeline limit are out: go on with what is already read. */
     h1->queued = 0;
     handle_requests(conn);

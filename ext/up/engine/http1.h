@@ -46,7 +46,6 @@ typedef struct up_response_state_t {
     unsigned keep_alive : 1;  /* the connection may carry another request afterwards */
     unsigned has_date : 1;
     unsigned has_transfer_encoding : 1;
-    unsigned notify_drained : 1; /* call the handler's on_drained when the output empties */
 } up_response_state_t;
 
 typedef struct up_request_t {

@@ -70,9 +70,6 @@ typedef struct up_server_handler_t {
     /* A problem worth a log line that no request can report (accept failing, a spool file
      * that cannot be written). Loop thread. */
     void (*on_log)(const char *message, void *user);
-    /* Optional. The output of a lent exchange drained while the binding waits on the loop
-     * thread itself (it asked with up_response_notify_drained). */
-    void (*on_drained)(up_conn_t *conn, void *user);
     void *user;
 } up_server_handler_t;
 

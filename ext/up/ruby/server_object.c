@@ -168,7 +168,7 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     srv->main_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (srv->main_wake_fd < 0)
         rb_sys_fail("creating an eventfd");
-    up_server_handler_t handler = {on_request, up_rb_on_log, NULL, srv};
+    up_server_handler_t handler = {on_request, up_rb_on_log, srv};
     srv->server = up_server_new(srv->loop, cfg, &handler);
     srv->env_template = up_rb_env_template(srv);
     srv->empty_input = up_rb_input_empty();

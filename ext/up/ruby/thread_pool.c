@@ -358,16 +358,23 @@ static VALUE join_threads(VALUE arg)
     return Qnil;
 }
 
+static VALUE start_and_supervise(VALUE arg)
+{
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    for (int i = 0; i < srv->num_threads; i++)
+        rb_ary_push(srv->threads, rb_thread_create(app_thread_main, &srv->app_threads[i]));
+    up_rb_watchdog_start(srv);
+    return supervise(arg);
+}
+
 void up_rb_pool_run(up_rb_server_t *srv)
 {
     srv->app_threads = calloc((size_t)srv->num_threads, sizeof(*srv->app_threads));
     if (srv->app_threads == NULL)
         rb_memerror();
-    srv->threads = rb_ary_new_capa(srv->num_threads);
-    for (int i = 0; i < srv->num_threads; i++) {
+    for (int i = 0; i < srv->num_threads; i++)
         srv->app_threads[i] = (up_rb_app_thread_t){srv, -1, 0};
-        rb_ary_push(srv->threads, rb_thread_create(app_thread_main, &srv->app_threads[i]));
-    }
-    up_rb_watchdog_start(srv);
-    rb_ensure(supervise, (VALUE)srv, join_threads, (VALUE)srv);
+    srv->threads = rb_ary_new_capa(srv->num_threads);
+    /* Whatever fails while starting, the threads already started are joined. */
+    rb_ensure(start_and_supervise, (VALUE)srv, join_threads, (VALUE)srv);
 }
