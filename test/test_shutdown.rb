@@ -59,6 +59,26 @@ class TestShutdown < Minitest::Test
                                  "(3 app threads: about 1 s plus a margin is right, 4 s is one timeout per thread)"
   end
 
+  # At the deadline the requests still in the app are cut off: their threads are killed, and
+  # the connections they give back on the way out are closed, not left open for ever.
+  def test_connections_of_requests_cut_off_at_the_deadline_are_closed
+    in_app = Queue.new
+    server = start_server(lambda { |_env|
+      in_app << true
+      sleep 20
+      [200, {}, ["late"]]
+    }, threads: 2, shutdown_timeout: 0.5)
+    socks = Array.new(2) { connect.tap { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n") } }
+    2.times { in_app.pop }
+    server.stop(timeout: 10)
+    socks.each do |sock|
+      raw = "".b
+      closed = read_until_eof(sock, raw, 3)
+      assert closed, "a connection cut off at the deadline was left open; read #{raw.inspect}"
+      assert_match(%r{\AHTTP/1\.1 503 }, raw, "the request cut off is answered 503 when nothing was sent")
+    end
+  end
+
   # listen_fd adopts a socket someone else owns (Ruby's TCPServer here, the cluster master's
   # sockets in a worker). Closing it on stop leaves the owner holding a number that the next
   # open may reuse, and the owner's close then closes someone else's file.

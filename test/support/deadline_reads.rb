@@ -38,6 +38,23 @@ module DeadlineReads
     false
   end
 
+  # Appends what sock delivers to buffer until the server closes the connection (end of stream
+  # or a reset). Returns true then, false when seconds pass first.
+  def read_until_eof(sock, buffer, seconds)
+    deadline = monotonic_now + seconds
+    loop do
+      left = deadline - monotonic_now
+      return false if left <= 0 || !sock.wait_readable(left)
+
+      chunk = sock.read_nonblock(65_536, exception: false)
+      return true if chunk.nil?
+
+      buffer << chunk unless chunk == :wait_readable
+    end
+  rescue Errno::ECONNRESET
+    true
+  end
+
   # Splits raw response bytes into [head, body], the body decoded from chunked framing
   # (RFC 9112 §7.1). Raises ArgumentError, saying where, when the framing does not parse or
   # bytes follow the last chunk.
