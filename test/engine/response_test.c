@@ -461,7 +461,7 @@ static const response_case_t *current;
 static up_request_result_t on_request(up_conn_t *conn, void *user)
 {
     (void)user;
-    if (up_slice_eq(conn->req.head.path, "/next", 5)) {
+    if (up_slice_eq(conn->req->head.path, "/next", 5)) {
         up_response_start(conn, 200);
         up_response_end_head(conn, 4);
         up_response_write(conn, "next", 4);

@@ -30,15 +30,6 @@ static inline int test_report(const char *name)
     return test_failed == 0 ? 0 : 1;
 }
 
-/* Tests of engine bugs not fixed yet fail (or crash) until they are, so the default run leaves
- * them out; `make known-bugs` runs only them (UP_TEST_KNOWN_BUGS=1). A fix moves its test back
- * into the default run. */
-static inline int test_known_bugs(void)
-{
-    const char *v = getenv("UP_TEST_KNOWN_BUGS");
-    return v != NULL && *v != '\0' && *v != '0';
-}
-
 /* Copies len bytes so that they end right before an unmapped page: a parser that reads one byte
  * too far faults at once instead of reading garbage. Free with guarded_free. */
 static inline char *guarded_copy(const char *src, size_t len)

@@ -30,7 +30,7 @@ up_conn_t *up_conn_accept(up_server_t *server, const up_listener_t *listener, in
         server->conns->_prev = conn;
     server->conns = conn;
     server->num_conns++;
-    conn->_want_read = 1;
+    up_http1_start(conn);
     /* The listener defers accept until data arrives, so the first request is usually here
      * already: read it now rather than after another trip through the loop. */
     conn_on_event(&conn->_watcher, UP_EV_READ);
@@ -139,6 +139,7 @@ void up_conn_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, voi
     conn->protocol = protocol;
     conn->protocol_data = data;
     conn->_proto_timer = UP_TIMER_NONE;
+    conn->_want_read = 1;
     if (conn->_rbuf.len > conn->_rpos)
         protocol->on_read(conn);
 }

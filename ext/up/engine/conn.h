@@ -96,8 +96,10 @@ void up_conn_flush(up_conn_t *conn);
 /* After a protocol acted outside an event of this connection: write, then watch for what
  * comes next. */
 void up_conn_update(up_conn_t *conn);
-/* From the next byte on, conn speaks protocol (data: its protocol_data). Bytes already read
- * and not consumed (conn->_rbuf from _rpos) go to the new protocol's on_read. */
+/* From the next byte on, conn speaks protocol (data: its protocol_data), reading, with no
+ * timer until it sets one. Bytes already read and not consumed (conn->_rbuf from _rpos) go to
+ * the new protocol's on_read. The old protocol has let go of what it held (HTTP/1 does this
+ * through up_http1_switch_protocol, at the end of a response). Loop owner only. */
 void up_conn_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data);
 /* Lends the exchange (to the binding, which may pass it to another thread) until
  * up_conn_resume or up_conn_give_back. */

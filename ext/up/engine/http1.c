@@ -63,7 +63,9 @@ static void settle_state(up_conn_t *conn)
             up_buffer_release(&conn->_rbuf, &server->pool);
             end_exchange(conn);
         }
-        up_conn_want_read(conn, 1);
+        /* While max_pipeline responses wait, parsing stops, and so does reading: a client
+         * that pipelines without reading cannot make the server buffer without bound. */
+        up_conn_want_read(conn, h1->queued < server->config.max_pipeline);
         up_conn_set_timer(conn, UP_TIMER_KEEPALIVE);
         break;
     case UP_HTTP1_HEAD:
@@ -74,7 +76,7 @@ static void settle_state(up_conn_t *conn)
             up_conn_set_timer(conn, UP_TIMER_NONE);
             return;
         }
-        up_conn_want_read(conn, 1);
+        up_conn_want_read(conn, h1->queued < server->config.max_pipeline);
         up_conn_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_TIMER_BODY);
         break;
     case UP_HTTP1_APP:
@@ -106,8 +108,31 @@ static const up_http1_limits_t *limits_of(up_conn_t *conn, up_http1_limits_t *li
     return limits;
 }
 
-/* The binding is done with the request: finish the books and move to the next one. */
-static void request_done(up_conn_t *conn)
+/* Hands the connection to the protocol up_http1_switch_protocol named, with the bytes after
+ * this request. Returns 1 when it did: HTTP/1 must not touch the connection any more. */
+static int switch_if_asked(up_conn_t *conn)
+{
+    up_http1_exchange_t *x = exchange_of(conn);
+    const up_protocol_t *next = x->next_protocol;
+    void *data = x->next_data;
+    if (next == NULL)
+        return 0;
+    conn->_rpos = x->req_end;
+    end_exchange(conn);
+    up_conn_switch_protocol(conn, next, data);
+    return 1;
+}
+
+void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data)
+{
+    up_http1_exchange_t *x = exchange_of(conn);
+    x->next_protocol = protocol;
+    x->next_data = data;
+}
+
+/* The binding is done with the request: finish the books and move to the next one. Returns
+ * 0, or 1 when the connection switched to another protocol. */
+static int request_done(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
     up_http1_t *h1 = &conn->_h1;
@@ -117,16 +142,21 @@ static void request_done(up_conn_t *conn)
         if (up_response_rollback(conn) && !conn->res->started)
             up_response_send_simple(conn, 500, "Internal Server Error", 1);
         conn->res->keep_alive = 0;
+        exchange_of(conn)->next_protocol = NULL; /* a broken response is no way into another */
     }
+    if (switch_if_asked(conn))
+        return 1;
     h1->queued++;
     up_request_body_reset(&conn->req->body, &server->pool);
     up_http1_exchange_t *x = exchange_of(conn);
     conn->_rpos = x->req_end;
     x->last_len = 0;
     h1->state = conn->res->keep_alive && !server->stopping ? UP_HTTP1_IDLE : UP_HTTP1_CLOSING;
+    return 0;
 }
 
-/* Returns 1 when the request was answered here, 0 when the binding lent it to a thread. */
+/* Returns 1 when the request was answered here, 0 when the binding lent it to a thread (or
+ * the connection is no longer HTTP/1's). */
 static int dispatch(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
@@ -147,9 +177,8 @@ static int dispatch(up_conn_t *conn)
     up_conn_lend(conn);
     if (server->handler.on_request(conn, server->handler.user) == UP_REQUEST_DEFERRED)
         return 0;
-    if (up_conn_give_back(conn) != 0)
+    if (up_conn_give_back(conn) != 0 || request_done(conn))
         return 0;
-    request_done(conn);
     return 1;
 }
 
@@ -277,6 +306,8 @@ static void handle_requests(up_conn_t *conn)
     while (h1->state != UP_HTTP1_APP && h1->state != UP_HTTP1_CLOSING &&
            h1->queued < max_pipeline) {
         int go_on = h1->state == UP_HTTP1_BODY ? handle_body(conn) : handle_head(conn);
+        if (conn->protocol != &up_http1_protocol)
+            return; /* switched after a response: the connection is another protocol's now */
         if (!go_on)
             break;
     }
@@ -302,8 +333,8 @@ static void http1_on_drained(up_conn_t *conn)
 
 static void http1_on_resume(up_conn_t *conn)
 {
-    request_done(conn);
-    handle_requests(conn);
+    if (!request_done(conn))
+        handle_requests(conn);
 }
 
 static void http1_on_timeout(up_conn_t *conn)
@@ -334,6 +365,13 @@ static void http1_on_stop(up_conn_t *conn)
 static void http1_on_close(up_conn_t *conn)
 {
     end_exchange(conn);
+}
+
+void up_http1_start(up_conn_t *conn)
+{
+    conn->_h1.state = UP_HTTP1_IDLE;
+    up_conn_want_read(conn, 1);
+    up_conn_set_timer(conn, UP_TIMER_KEEPALIVE);
 }
 
 const up_protocol_t up_http1_protocol = {

@@ -66,6 +66,8 @@ typedef struct up_http1_exchange_t {
     size_t req_end;      /* where the dispatched request's bytes end in _rbuf */
     uint64_t body_left;  /* Content-Length bytes still to read */
     const char *head_at; /* where the head was when parsed: if _rbuf moved, parse again */
+    const up_protocol_t *next_protocol; /* up_http1_switch_protocol's, once the response ends */
+    void *next_data;
     up_http1_header_t headers[]; /* config.max_headers of them */
 } up_http1_exchange_t;
 
@@ -77,5 +79,13 @@ typedef struct up_http1_t {
 } up_http1_t;
 
 extern const up_protocol_t up_http1_protocol;
+
+/* Starts HTTP/1 on a new connection: waiting for a request, on the keep-alive timer. */
+void up_http1_start(up_conn_t *conn);
+/* From the thread that has the exchange: once this response is finished (a 101, or the head
+ * of a hijacked or event stream), the connection speaks protocol instead, with data as its
+ * protocol_data. The bytes the client sent after this request go to it; HTTP/1 lets go of
+ * everything it held for the connection. */
+void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data);
 
 #endif

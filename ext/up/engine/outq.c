@@ -177,6 +177,7 @@ void up_outq_append_file(up_outq_t *q, int fd, off_t offset, uint64_t len)
     seg->u.file.fd = fd;
     seg->u.file.offset = offset;
     link_seg(q, seg);
+    q->file_bytes += len;
 }
 
 void up_outq_splice(up_outq_t *dst, up_outq_t *src)
@@ -189,6 +190,7 @@ void up_outq_splice(up_outq_t *dst, up_outq_t *src)
         dst->head = src->head;
     dst->tail = src->tail;
     dst->bytes += src->bytes;
+    dst->file_bytes += src->file_bytes;
     up_outq_init(src);
 }
 
@@ -203,7 +205,9 @@ static void advance(up_outq_t *q, up_buffer_pool_t *pool, uint64_t n)
         uint64_t take = n < left ? n : left;
         seg->pos += take;
         n -= take;
-        if (seg->kind != SEG_FILE)
+        if (seg->kind == SEG_FILE)
+            q->file_bytes -= take;
+        else
             q->bytes -= take;
         if (seg->pos < seg->len)
             return;
@@ -275,7 +279,7 @@ int64_t up_outq_write(up_outq_t *q, up_buffer_pool_t *pool, const up_transport_t
 
 up_outq_mark_t up_outq_mark(const up_outq_t *q)
 {
-    up_outq_mark_t mark = {q->tail, q->tail != NULL ? q->tail->len : 0, q->bytes};
+    up_outq_mark_t mark = {q->tail, q->tail != NULL ? q->tail->len : 0, q->bytes, q->file_bytes};
     return mark;
 }
 
@@ -292,6 +296,7 @@ void up_outq_truncate(up_outq_t *q, up_buffer_pool_t *pool, up_outq_mark_t mark)
     }
     q->tail = mark.tail;
     q->bytes = mark.bytes;
+    q->file_bytes = mark.file_bytes;
     while (rest != NULL) {
         up_outq_seg_t *next = rest->next;
         free_seg(rest, pool);
@@ -301,6 +306,6 @@ void up_outq_truncate(up_outq_t *q, up_buffer_pool_t *pool, up_outq_mark_t mark)
 
 void up_outq_clear(up_outq_t *q, up_buffer_pool_t *pool)
 {
-    up_outq_mark_t empty = {NULL, 0, 0};
+    up_outq_mark_t empty = {NULL, 0, 0, 0};
     up_outq_truncate(q, pool, empty);
 }

@@ -41,19 +41,20 @@ typedef struct up_outq_seg_t up_outq_seg_t;
 
 typedef struct up_outq_t {
     up_outq_seg_t *head, *tail;
-    uint64_t bytes; /* unwritten bytes in memory (owned and shared); file ranges not counted */
+    uint64_t bytes;      /* unwritten bytes in memory (owned and shared) */
+    uint64_t file_bytes; /* unwritten bytes in file ranges */
 } up_outq_t;
 
 /* A point to roll a queue back to (up_outq_truncate). */
 typedef struct up_outq_mark_t {
     up_outq_seg_t *tail;
-    uint64_t tail_len, bytes;
+    uint64_t tail_len, bytes, file_bytes;
 } up_outq_mark_t;
 
 static inline void up_outq_init(up_outq_t *q)
 {
     q->head = q->tail = NULL;
-    q->bytes = 0;
+    q->bytes = q->file_bytes = 0;
 }
 
 static inline int up_outq_empty(const up_outq_t *q)
