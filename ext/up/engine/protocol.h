@@ -13,7 +13,11 @@ typedef struct up_conn_t up_conn_t;
 typedef struct up_protocol_t {
     const char *name;
     /* New bytes are in conn->_rbuf from conn->_rpos, or conn->eof is newly set. The protocol
-     * moves _rpos past what it has consumed. */
+     * moves _rpos past what it has consumed. The connection reads while the protocol wants
+     * input (up_conn_want_read) and grows _rbuf when it is full: a protocol that cannot take
+     * more yet must stop wanting input, or a client could make the server buffer without
+     * bound. Likewise it arms its own timer (up_conn_set_timer): a connection has none after
+     * a switch. */
     void (*on_read)(up_conn_t *conn);
     /* The output queue became empty: a producer that was told to wait may go on. */
     void (*on_drained)(up_conn_t *conn);
