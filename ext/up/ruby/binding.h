@@ -27,7 +27,7 @@ typedef struct up_rb_app_thread_t {
 typedef struct up_rb_server_t {
     VALUE self;
     VALUE app;
-    VALUE env_template; /* the constant part of every env, dup'ed per request */
+    VALUE env_template; /* the constant pairs of every env: a frozen Array k, v, k, v... */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;

@@ -1,6 +1,11 @@
-/* The Rack env (Rack 3.2 SPEC). Keys are frozen Strings made once at load time; the constant
- * part of the env is a template Hash that each request copies; common request headers map
- * to ready HTTP_* keys through a table. Values are fresh binary Strings. */
+/* The Rack env (Rack 3.2 SPEC). Keys are frozen Strings made once at load time; common request
+ * headers map to ready HTTP_* keys through a table, rare ones to interned Strings. Values are
+ * fresh binary Strings.
+ *
+ * Each env is made with one bulk insert of all its pairs (the constant ones from a template,
+ * then the request's): the Hash is sized once. Copying a template Hash and adding the rest one
+ * by one grew its table past 16 entries and rehashed every key once per request (callgrind,
+ * hello.ru: two thirds of the binding's instructions went to building the env). */
 
 #include <ctype.h>
 #include <string.h>
@@ -114,20 +119,20 @@ void up_rb_init_env(VALUE mUp)
 
 VALUE up_rb_env_template(up_rb_server_t *srv)
 {
-    VALUE env = rb_hash_new();
-    VALUE version = rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3));
-    rb_hash_aset(env, key_script_name, str_empty);
-    rb_hash_aset(env, key_server_software, frozen("UP! " UP_VERSION_STRING));
-    rb_hash_aset(env, key_gateway_interface, frozen("CGI/1.2"));
-    rb_hash_aset(env, key_rack_version, rb_obj_freeze(version));
-    rb_hash_aset(env, key_rack_url_scheme, str_http);
-    rb_hash_aset(env, key_rack_errors, rb_gv_get("$stderr"));
-    rb_hash_aset(env, key_rack_multithread, srv->num_threads > 1 ? Qtrue : Qfalse);
-    rb_hash_aset(env, key_rack_multiprocess,
-                 rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse);
-    rb_hash_aset(env, key_rack_run_once, Qfalse);
-    rb_hash_aset(env, key_rack_hijack_p, Qfalse);
-    return env;
+    VALUE version = rb_obj_freeze(rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3)));
+    VALUE pairs[] = {
+        key_script_name,       str_empty,
+        key_server_software,   frozen("UP! " UP_VERSION_STRING),
+        key_gateway_interface, frozen("CGI/1.2"),
+        key_rack_version,      version,
+        key_rack_url_scheme,   str_http,
+        key_rack_errors,       rb_gv_get("$stderr"),
+        key_rack_multithread,  srv->num_threads > 1 ? Qtrue : Qfalse,
+        key_rack_multiprocess, rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse,
+        key_rack_run_once,     Qfalse,
+        key_rack_hijack_p,     Qfalse,
+    };
+    return rb_obj_freeze(rb_ary_new_from_values(sizeof(pairs) / sizeof(pairs[0]), pairs));
 }
 
 static VALUE slice_str(up_slice_t s)
@@ -159,44 +164,67 @@ static VALUE header_key(up_slice_t name)
     return header_key_for(name.base, name.len, rb_interned_str);
 }
 
-/* Repeated fields become one value, joined as RFC 9110 §5.3 says (cookies with "; ",
- * RFC 6265 §5.4). */
-static void add_header(VALUE env, VALUE key, up_slice_t name, up_slice_t value)
+/* The pairs of one env, gathered before the one bulk insert. */
+typedef struct pairs_t {
+    VALUE *v;
+    long n;        /* VALUEs so far (two per pair) */
+    long headers;  /* where the header pairs start in v */
+} pairs_t;
+
+static void put(pairs_t *p, VALUE key, VALUE value)
 {
-    VALUE old = rb_hash_lookup2(env, key, Qundef);
-    if (old == Qundef) {
-        rb_hash_aset(env, key, slice_str(value));
-        return;
-    }
-    if (name_is(name, "cookie", 6))
-        rb_str_cat(old, "; ", 2);
-    else
-        rb_str_cat(old, ", ", 2);
-    rb_str_cat(old, value.base, (long)value.len);
+    p->v[p->n++] = key;
+    p->v[p->n++] = value;
 }
 
-static void add_headers(VALUE env, const up_http1_request_t *head)
+/* Repeated fields become one value, joined as RFC 9110 §5.3 says (cookies with "; ",
+ * RFC 6265 §5.4). Keys are the same object for the same name (a table key, or an interned
+ * String), so a repeat is found by identity. */
+static void put_header(pairs_t *p, VALUE key, up_slice_t name, up_slice_t value)
+{
+    for (long i = p->headers; i < p->n; i += 2) {
+        if (p->v[i] != key)
+            continue;
+        VALUE old = p->v[i + 1];
+        if (name_is(name, "cookie", 6))
+            rb_str_cat(old, "; ", 2);
+        else
+            rb_str_cat(old, ", ", 2);
+        rb_str_cat(old, value.base, (long)value.len);
+        return;
+    }
+    put(p, key, slice_str(value));
+}
+
+static VALUE key_of(up_slice_t name)
+{
+    if (name_is(name, "content-length", 14))
+        return key_content_length;
+    if (name_is(name, "content-type", 12))
+        return key_content_type;
+    return header_key(name);
+}
+
+/* Header fields without an underscore in their name. */
+static int put_headers(pairs_t *p, const up_http1_request_t *head)
 {
     int underscored = 0;
+    p->headers = p->n;
     for (size_t i = 0; i < head->num_headers; i++) {
         up_slice_t name = head->headers[i].name, value = head->headers[i].value;
-        if (memchr(name.base, '_', name.len) != NULL) {
+        if (memchr(name.base, '_', name.len) != NULL)
             underscored = 1;
-            continue;
-        }
-        if (name_is(name, "content-length", 14)) {
-            rb_hash_aset(env, key_content_length, slice_str(value));
-        } else if (name_is(name, "content-type", 12)) {
-            add_header(env, key_content_type, name, value);
-        } else {
-            add_header(env, header_key(name), name, value);
-        }
+        else
+            put_header(p, key_of(name), name, value);
     }
-    if (!underscored)
-        return;
-    /* "X_Forwarded_For" and "X-Forwarded-For" share one env key. A client must not be able to
-     * override what a proxy set, so an underscore spelling only counts when no dash spelling
-     * exists. */
+    return underscored;
+}
+
+/* "X_Forwarded_For" and "X-Forwarded-For" share one env key. A client must not be able to
+ * override what a proxy set, so an underscore spelling only counts when no dash spelling
+ * exists (and the first of them wins). */
+static void add_underscored_headers(VALUE env, const up_http1_request_t *head)
+{
     for (size_t i = 0; i < head->num_headers; i++) {
         up_slice_t name = head->headers[i].name, value = head->headers[i].value;
         if (memchr(name.base, '_', name.len) == NULL)
@@ -207,48 +235,61 @@ static void add_headers(VALUE env, const up_http1_request_t *head)
     }
 }
 
-static void add_server_name(VALUE env, up_conn_t *conn)
+static void put_server_name(pairs_t *p, up_conn_t *conn)
 {
     const up_http1_request_t *head = &conn->req->head;
     up_slice_t host, port;
     if (head->host.len == 0) {
-        rb_hash_aset(env, key_server_name, rb_str_new_cstr(conn->listener->host));
-        rb_hash_aset(env, key_server_port, rb_str_new_cstr(conn->listener->port));
+        put(p, key_server_name, rb_str_new_cstr(conn->listener->host));
+        put(p, key_server_port, rb_str_new_cstr(conn->listener->port));
         return;
     }
     up_http1_split_authority(head->host, &host, &port);
-    rb_hash_aset(env, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
-    rb_hash_aset(env, key_server_port, port.len > 0 ? slice_str(port) : str_port80);
+    put(p, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
+    put(p, key_server_port, port.len > 0 ? slice_str(port) : str_port80);
 }
+
+/* Pairs besides the template's and the headers'. */
+#define REQUEST_PAIRS 16
 
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
     const up_request_t *req = conn->req;
     const up_http1_request_t *head = &req->head;
-    VALUE env = rb_hash_dup(srv->env_template);
+    long template_len = RARRAY_LEN(srv->env_template);
+    VALUE tmp;
+    pairs_t p = {ALLOCV_N(VALUE, tmp, template_len + 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
+    MEMCPY(p.v, RARRAY_CONST_PTR(srv->env_template), VALUE, template_len);
+    p.n = template_len;
 
-    rb_hash_aset(env, key_request_method, method_value(head->method));
-    rb_hash_aset(env, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
-    rb_hash_aset(env, key_path_info, slice_str(head->path));
-    rb_hash_aset(env, key_request_path, slice_str(head->path));
-    rb_hash_aset(env, key_query_string, head->query.len > 0 ? slice_str(head->query) : str_empty);
-    rb_hash_aset(env, key_request_uri, slice_str(head->target));
-    rb_hash_aset(env, key_remote_addr, rb_str_new_cstr(conn->remote_addr));
-    add_server_name(env, conn);
-    add_headers(env, head);
-    if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
-        /* RFC 9112 §3.2.2: the target's authority replaces Host. */
-        rb_hash_aset(env, key_http_host, slice_str(head->host));
-    }
+    put(&p, key_request_method, method_value(head->method));
+    put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
+    put(&p, key_path_info, slice_str(head->path));
+    put(&p, key_request_path, slice_str(head->path));
+    put(&p, key_query_string, head->query.len > 0 ? slice_str(head->query) : str_empty);
+    put(&p, key_request_uri, slice_str(head->target));
+    put(&p, key_remote_addr, rb_str_new_cstr(conn->remote_addr));
+    put_server_name(&p, conn);
     if (head->chunked) {
         /* The decoded length is known once the body is in; tell the app. */
         char digits[24];
         int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)req->body.len);
-        rb_hash_aset(env, key_content_length, rb_str_new(digits, n));
+        put(&p, key_content_length, rb_str_new(digits, n));
     }
-    rb_hash_aset(env, up_rb_key_rack_input,
-                 req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
-    rb_hash_aset(env, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
-    rb_hash_aset(env, up_rb_key_response_finished, rb_ary_new());
+    put(&p, up_rb_key_rack_input,
+        req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
+    put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
+    put(&p, up_rb_key_response_finished, rb_ary_new());
+    int underscored = put_headers(&p, head);
+    if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
+        /* RFC 9112 §3.2.2: the target's authority replaces Host (a later pair wins). */
+        put(&p, key_http_host, slice_str(head->host));
+    }
+
+    VALUE env = rb_hash_new();
+    rb_hash_bulk_insert(p.n, p.v, env);
+    ALLOCV_END(tmp);
+    if (underscored)
+        add_underscored_headers(env, head);
     return env;
 }
