@@ -56,10 +56,11 @@ module Bench
       OptionParser.new do |o|
         o.banner = "Usage: bench/run [options]"
         o.separator ""
-        o.separator "Runs UP! and its peers on the same test/rackup apps, one after the other, and"
-        o.separator "prints a table per app and worker count (see bench/README.md)."
+        o.separator "Runs UP! and its peers on the same test/rackup apps and prints a table per app"
+        o.separator "and worker count. The servers of a table run at once, and their measured runs"
+        o.separator "are interleaved in rounds (see bench/README.md)."
         o.separator ""
-        o.on("--runs N", Integer, "Measured runs per server; the median is reported (#{@runs})") { |v| @runs = v }
+        o.on("--runs N", Integer, "Rounds (measured runs per server); the median is reported (#{@runs})") { |v| @runs = v }
         o.on("--duration S", Integer, "Seconds per measured run (#{@duration})") { |v| @duration = v }
         o.on("--warmup S", Integer, "Seconds of warm-up before the runs, 0 for none (#{@warmup})") { |v| @warmup = v }
         o.on("--connections N", Integer, "wrk connections (#{@connections})") { |v| @connections = v }

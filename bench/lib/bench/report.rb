@@ -63,6 +63,10 @@ module Bench
                "against 127.0.0.1; #{warmup_text}#{@options.runs} measured " \
                "run#{@options.runs == 1 ? "" : "s"} of #{@options.duration} s per server; " \
                "req/s, p50 and p99 are those of the median run."
+      lines << "- Rounds interleaved: all servers of a table are started first and stay up (idle when not " \
+               "measured); each is warmed up in turn, then round 1 measures each server once, then " \
+               "round 2, and so on, each round starting one server further. So the machine's speed, " \
+               "which drifts over minutes here, weighs alike on every server of a table."
       lines << "- Versions: #{versions}."
       lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
                "warm-up included. vs UP!: req/s divided by UP!'s with default settings in the same table. " \

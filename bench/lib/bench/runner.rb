@@ -8,23 +8,37 @@ require_relative "setup"
 require_relative "wrk"
 
 module Bench
-  # Measures one peer on one app with one worker count: starts it on a free port, checks one
-  # response, runs wrk (warm-up, then the measured runs) and stops it, whatever happens. Created
-  # once by bench/run; writes raw wrk outputs and server logs into the results directory.
+  # Measures one table (one app, one worker count) with its servers' runs interleaved: starts
+  # every server of the table, each on a free port, and checks one response from each; warms
+  # them up in turn; then runs wrk in rounds, each round measuring every server once; and stops
+  # them all, whatever happens. So a minute when the machine is slow hits one run of every
+  # server instead of every run of one. Created once by bench/run; writes raw wrk outputs and
+  # server logs into the results directory.
   class Runner
-    # The outcome of one measurement. status: :ok, :failed (did not start, answered wrongly,
-    # or wrk got nothing) or :not_installed; reason then says why ("failed to start: ...").
-    # result: the median run's Wrk::Result. errors: every error wrk counted over all runs,
-    # warm-up included. command: the argv that started it, on port.
+    # One server in the table. status: :ok, :failed (did not start, answered wrongly, wrk got
+    # nothing, or it exited) or :not_installed; nil until its first measured run. reason then
+    # says why ("failed to start: ..."). result: the median of its runs so far (Wrk::Result).
+    # errors: every error wrk counted over all its runs, warm-up included. command: the argv
+    # that started it, on port.
     Row = Struct.new(:peer, :app, :workers, :status, :reason, :result, :runs, :errors, :notes,
                      :command, :port, keyword_init: true) do
       def ok?
         status == :ok
       end
+
+      def failed?
+        %i[failed not_installed].include?(status)
+      end
     end
+
+    # A running server of the table: its row, its process, its private directory, its URL.
+    Entry = Struct.new(:row, :server, :dir, :url, keyword_init: true)
 
     # The server's answer to the first request was not the app's.
     class WrongAnswer < StandardError; end
+
+    # The server exited while the table was being measured.
+    class Exited < StandardError; end
 
     # What a correct answer looks like, per app: a server failing this is not measured.
     EXPECTED = {
@@ -32,6 +46,10 @@ module Bench
       "env_to_s" => ->(body) { body.start_with?("{") },
       "body_100k" => ->(body) { body.bytesize == 102_400 }
     }.freeze
+
+    # What makes one server fail without stopping the table.
+    FAILURES = [WrongAnswer, Exited, Wrk::Error, SystemCallError, IOError, Timeout::Error,
+                Net::HTTPBadResponse, Net::ProtocolError].freeze
 
     def initialize(root:, results_dir:, options:, setup:, ruby_env:)
       @root = root
@@ -44,60 +62,146 @@ module Bench
 
     attr_reader :wrk
 
-    def measure(peer, app, workers)
-      row = Row.new(peer: peer, app: app, workers: workers, runs: [], errors: {}, notes: [peer.note].compact)
-      if (reason = @setup.unavailable[peer.key])
-        row.status = reason.start_with?("not installed") ? :not_installed : :failed
-        row.reason = reason
-        return row
+    # Measures peers on app with workers workers. Appends a Row per peer to rows as soon as
+    # that peer's turn to start comes, so an interrupted run still reports what it measured.
+    # Yields (step, row, result) after each step of each server, for progress lines: step is
+    # "start", "warm-up" or "round K/N"; result is that step's Wrk::Result, or nil when there
+    # was none (a start, or a failure: the row's reason says which). Stops every server of
+    # the table before it returns or raises.
+    def measure_table(peers, app, workers, rows, &progress)
+      entries = []
+      table_rows = []
+      peers.each do |peer|
+        row = Row.new(peer: peer, app: app, workers: workers, runs: [], errors: {}, notes: [peer.note].compact)
+        rows << row
+        table_rows << row
+        if (entry = prepare(row))
+          entries << entry
+          start(entry)
+        end
+        progress&.call("start", row, nil)
       end
-
-      dir = Dir.mktmpdir("up-bench-")
-      server = nil
-      begin
-        port = row.port = ServerProcess.free_port
-        context = Peer::Context.new(port: port, app: "test/rackup/#{app}.ru", workers: workers, dir: dir)
-        argv = peer.command(context)
-        row.command = argv.map { |a| a.to_s.sub(dir, "$TMP") }
-        server = ServerProcess.new(argv: argv, env: env_for(peer), chdir: @root, port: port,
-                                   log_path: result_path(row, "server.log"))
-        server.start
-        check_response(port, app)
-        load(row, "http://127.0.0.1:#{port}/")
-        row.notes << "server died during the run: #{server.log_tail}" unless server.alive?
-      rescue ServerProcess::StartError => e
-        fail_row(row, "failed to start: #{e.message}")
-      rescue WrongAnswer, Wrk::Error, SystemCallError, IOError, Timeout::Error, Net::HTTPBadResponse, Net::ProtocolError => e
-        exited = server && !server.alive? ? "; server exited: #{server.log_tail}" : ""
-        fail_row(row, "failed: #{e.message}#{exited}")
-      ensure
-        row.notes << "did not stop on TERM within #{ServerProcess::STOP_TIMEOUT} s" if server&.stop == :kill
-        FileUtils.rm_rf(dir)
+      if @options.warmup.positive?
+        entries.each { |entry| warm_up(entry, &progress) unless entry.row.failed? }
       end
-      row
+      measured = entries.reject { |entry| entry.row.failed? }
+      @options.runs.times do |round|
+        # Each round starts one server further (rotate wraps around), so that no server
+        # always runs first, right after the warm-ups, or last.
+        measured.rotate(round).each { |entry| run(entry, round, &progress) unless entry.row.failed? }
+      end
+    ensure
+      stop(entries)
+      table_rows.each { |row| finish(row) }
     end
 
     private
 
-    # reason: "failed to start: why" or "failed: why"; the report splits it at the colon.
-    def fail_row(row, reason)
-      row.status = :failed
-      row.reason = reason
+    # The row's server, not started yet: its port, command line and directory. nil when it
+    # cannot run (the row then says why).
+    def prepare(row)
+      if (reason = @setup.unavailable[row.peer.key])
+        row.status = reason.start_with?("not installed") ? :not_installed : :failed
+        row.reason = reason
+        return nil
+      end
+
+      dir = Dir.mktmpdir("up-bench-")
+      port = row.port = ServerProcess.free_port
+      context = Peer::Context.new(port: port, app: "test/rackup/#{row.app}.ru", workers: row.workers, dir: dir)
+      argv = row.peer.command(context)
+      row.command = argv.map { |a| a.to_s.sub(dir, "$TMP") }
+      server = ServerProcess.new(argv: argv, env: env_for(row.peer), chdir: @root, port: port,
+                                 log_path: result_path(row, "server.log"))
+      Entry.new(row: row, server: server, dir: dir, url: "http://127.0.0.1:#{port}/")
     end
 
-    # Warm-up, then the measured runs; the row gets the median run and every error.
-    def load(row, url)
-      if @options.warmup.positive?
-        add_errors(row, @wrk.run(url, @options.warmup, result_path(row, "warmup.txt")))
+    # Starts the server and checks its answer to one GET; a server failing either is
+    # stopped at once and its row says why.
+    def start(entry)
+      attempt(entry) do
+        entry.server.start
+        check_response(entry.row.port, entry.row.app)
       end
-      @options.runs.times do |i|
-        result = @wrk.run(url, @options.duration, result_path(row, "run#{i + 1}.txt"))
-        add_errors(row, result)
+    end
+
+    # The warm-up: load the server gets before the measured runs, for its JIT, caches and
+    # pools. Its errors count like those of the runs.
+    def warm_up(entry)
+      result = attempt(entry) { load(entry, @options.warmup, "warmup.txt", "its warm-up") }
+      yield "warm-up", entry.row, result if block_given?
+    end
+
+    # The server's run in round (from 0); the row gets the median of its runs so far.
+    def run(entry, round)
+      row = entry.row
+      result = attempt(entry) do
+        load(entry, @options.duration, "run#{round + 1}.txt", "round #{round + 1}")
+      end
+      if result
         row.runs << result
+        # The lower median when the number of runs is even.
+        row.result = row.runs.sort_by(&:requests_per_sec)[(row.runs.size - 1) / 2]
+        row.status = :ok
       end
-      # The lower median when the number of runs is even.
-      row.result = row.runs.sort_by(&:requests_per_sec)[(row.runs.size - 1) / 2]
-      row.status = :ok
+      yield "round #{round + 1}/#{@options.runs}", row, result if block_given?
+    end
+
+    # One wrk run against the server; its errors go to the row. The server must be running
+    # before and after, or the numbers are not its own.
+    def load(entry, seconds, file, step)
+      raise Exited, "exited before #{step}: #{entry.server.log_tail}" unless entry.server.alive?
+
+      result = @wrk.run(entry.url, seconds, result_path(entry.row, file))
+      add_errors(entry.row, result)
+      raise Exited, "exited during #{step}: #{entry.server.log_tail}" unless entry.server.alive?
+
+      result
+    end
+
+    # Runs the block; if the server fails there, marks its row failed, stops it at once (it
+    # takes no part in the rest of the table) and returns nil.
+    def attempt(entry)
+      yield
+    rescue ServerProcess::StartError => e
+      fail_entry(entry, "failed to start: #{e.message}")
+    rescue *FAILURES => e
+      server = entry.server
+      exited = !e.is_a?(Exited) && server.pid && !server.alive? ? "; server exited: #{server.log_tail}" : ""
+      fail_entry(entry, "failed: #{e.message}#{exited}")
+    end
+
+    # reason: "failed to start: why" or "failed: why"; the report splits it at the colon.
+    def fail_entry(entry, reason)
+      entry.row.status = :failed
+      entry.row.reason = reason
+      stop([entry])
+      nil
+    end
+
+    # Stops the servers together and removes their directories; says in a row's notes when
+    # its server needed KILL. Entries already stopped are skipped.
+    def stop(entries)
+      entries = entries.reject { |entry| entry.dir.nil? }
+      ServerProcess.stop_together(entries.map(&:server)).each do |server, how|
+        row = entries.find { |entry| entry.server.equal?(server) }.row
+        row.notes << "did not stop on TERM within #{ServerProcess::STOP_TIMEOUT} s" if how == :kill
+      end
+      entries.each do |entry|
+        FileUtils.rm_rf(entry.dir)
+        entry.dir = nil
+      end
+    end
+
+    # After the table, or after an interrupt: a row that never got a measured run says so,
+    # and one that got fewer runs than asked says how many.
+    def finish(row)
+      if row.status.nil?
+        row.status = :failed
+        row.reason = "interrupted: before its first measured run"
+      elsif row.ok? && row.runs.size < @options.runs
+        row.notes << "#{row.runs.size} of #{@options.runs} runs (interrupted)"
+      end
     end
 
     def add_errors(row, result)

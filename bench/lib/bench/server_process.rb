@@ -4,9 +4,10 @@ require "socket"
 
 module Bench
   # A server under test, run as a child process in a process group of its own so that its
-  # workers can be found and killed with it. Created by Bench::Runner for one measurement;
-  # owns the child (and its log file) until #stop. Every live instance is remembered, so that
-  # Bench::ServerProcess.stop_all can clean up after an error or Ctrl-C.
+  # workers can be found and killed with it. Created by Bench::Runner for each server of a
+  # table and by Bench::Scenario for one measurement; owns the child (and its log file) until
+  # it is stopped. Every live instance is remembered, so that Bench::ServerProcess.stop_all
+  # can clean up after an error or Ctrl-C.
   class ServerProcess
     class StartError < StandardError; end
 
@@ -21,7 +22,24 @@ module Bench
 
       # Kills every server still running (at exit, after an error or an interrupt).
       def stop_all
-        live.dup.each(&:stop)
+        stop_together(live.dup)
+      end
+
+      # Stops several servers at once, so that one slow to stop does not hold up the others:
+      # TERM to each, then KILL to the process group of each that has not exited STOP_TIMEOUT
+      # after the TERMs, then KILL to whatever is left in every group (orphaned workers).
+      # Returns {server => :term when TERM was enough, :kill otherwise} for the servers that
+      # were spawned. A server leaves the live list only once its group got the last KILL, so
+      # stop_all still finds it if this is interrupted.
+      def stop_together(servers)
+        spawned = servers.select(&:pid)
+        spawned.each(&:term)
+        stuck = wait_exits(spawned)
+        stuck.each(&:kill_group)
+        wait_exits(stuck)
+        spawned.each(&:kill_group)
+        servers.each { |s| live.delete(s) }
+        spawned.to_h { |s| [s, stuck.include?(s) ? :kill : :term] }
       end
 
       # A port nobody listens on right now (the kernel's pick; the server binds it next).
@@ -30,6 +48,19 @@ module Bench
         server.addr[1]
       ensure
         server&.close
+      end
+
+      private
+
+      # Waits up to STOP_TIMEOUT for the servers to exit; returns those still running.
+      def wait_exits(servers)
+        deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + STOP_TIMEOUT
+        while (running = servers.select(&:alive?)).any?
+          return running if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+
+          sleep 0.05
+        end
+        []
       end
     end
 
@@ -71,21 +102,19 @@ module Bench
 
     # Stops the server: TERM to it, then KILL to its process group if it has not exited after
     # STOP_TIMEOUT, then KILL to whatever is left in the group (orphaned workers). Returns
-    # :term when TERM was enough, :kill otherwise, nil when it was not running.
+    # :term when TERM was enough, :kill otherwise, nil when it was never spawned.
     def stop
-      return nil unless @pid
+      self.class.stop_together([self])[self]
+    end
 
-      how = :term
+    # The steps of stopping, for ServerProcess.stop_together: TERM to the spawned process
+    # while it runs, and KILL to its whole process group.
+    def term
       signal(:TERM, @pid) if alive?
-      unless wait_exit(STOP_TIMEOUT)
-        how = :kill
-        signal(:KILL, -@pid)
-        wait_exit(STOP_TIMEOUT)
-      end
+    end
+
+    def kill_group
       signal(:KILL, -@pid)
-      how
-    ensure
-      self.class.live.delete(self)
     end
 
     # The last non-empty lines of the server's log, on one line, for a table cell.
@@ -113,16 +142,6 @@ module Bench
       true
     rescue SystemCallError, IOError
       false
-    end
-
-    def wait_exit(seconds)
-      deadline = now + seconds
-      while alive?
-        return false if now > deadline
-
-        sleep 0.05
-      end
-      true
     end
 
     def reap
