@@ -59,13 +59,14 @@ typedef enum up_timer_kind_t {
 
 typedef enum up_request_result_t {
     UP_REQUEST_DONE,    /* the response is queued; the engine goes on with the connection */
-    UP_REQUEST_DEFERRED /* the binding lent the exchange (up_conn_lend) and will resume it */
+    UP_REQUEST_DEFERRED /* the binding keeps the exchange and gives it back: up_conn_resume */
 } up_request_result_t;
 
 typedef struct up_server_handler_t {
-    /* A request head and its whole body are in (conn->req). Runs on the loop thread. The
-     * response is written with the up_response_* calls, then DONE is returned, or the
-     * exchange is lent to another thread and DEFERRED returned. */
+    /* A request head and its whole body are in (conn->req). Runs on the loop's owner, with
+     * the exchange already lent to the binding (up_conn_lend). The response is written with
+     * the up_response_* calls, then DONE is returned, or DEFERRED, and the exchange goes on
+     * elsewhere (another thread, later) until up_conn_resume. */
     up_request_result_t (*on_request)(up_conn_t *conn, void *user);
     /* A problem worth a log line that no request can report (accept failing, a spool file
      * that cannot be written). Loop thread. */
