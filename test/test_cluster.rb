@@ -44,7 +44,7 @@ class TestCluster < Minitest::Test
     require "up/cluster"
     log = Up::Log.new(StringIO.new)
     cluster = Up::Cluster.new({ workers: 1, threads: 1, shutdown_timeout: 5 }, ->(_) { [200, {}, []] },
-                              { threads: 1, shutdown_timeout: 5 }, log)
+                              { threads: 1, shutdown_timeout: 5 }, log, nil)
     listener = TCPServer.new("127.0.0.1", 0)
     wake_r, wake_w = IO.pipe
     check_r, check_w = IO.pipe

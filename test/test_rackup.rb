@@ -63,9 +63,9 @@ class TestRackup < Minitest::Test
     settings = Up::RackHandler.settings(Host: "127.0.0.1", Port: "8080", environment: "development",
                                         config: "/elsewhere/config.ru", pid: nil, threads: "0",
                                         "max-headers": "50", write_timeout: "2.5")
-    assert_equal({ bind: "127.0.0.1", port: 8080, workers: 1, threads: 0, max_headers: 50,
-                   write_timeout: 2.5, config: "config.ru" },
-                 settings.slice(:bind, :port, :workers, :threads, :max_headers, :write_timeout, :config))
+    assert_equal({ bind: ["127.0.0.1"], port: 8080, workers: 1, threads: 0, max_headers: 50,
+                   write_timeout: 2.5, rackup: "config.ru" },
+                 settings.slice(:bind, :port, :workers, :threads, :max_headers, :write_timeout, :rackup))
   end
 
   def test_handler_is_registered_under_up

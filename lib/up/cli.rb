@@ -1,35 +1,49 @@
 # frozen_string_literal: true
 
 require "optparse"
+require_relative "config_file"
 require_relative "options"
 require_relative "version"
 
 module Up
-  # The command line of up_ruby (and, later, of up and up_node): turns ARGV into settings
-  # checked by Up::Options and hands them to Up::Launcher. Bad arguments end the process with
-  # a one-line message and status 1, never with a backtrace.
+  # The command line of up_ruby (and, later, of up and up_node): turns ARGV, over the config
+  # file (-C, or config/up.rb when there is one), over the environment (PORT, WEB_CONCURRENCY,
+  # MAX_THREADS), into settings checked by Up::Options, and hands them to Up::Launcher. Bad
+  # arguments end the process with a one-line message and status 1, never with a backtrace.
   class CLI
     DEFAULTS = Options::DEFAULTS
 
     class UsageError < StandardError; end
 
-    def initialize(argv, program: "up_ruby", out: $stdout)
+    # The hooks the config file named, [name, block] each, once #parse has run.
+    attr_reader :hooks
+
+    def initialize(argv, program: "up_ruby", out: $stdout, env: ENV)
       @argv = argv.dup
       @program = program
       @out = out
+      @env = env
+      @hooks = []
     end
 
     # The options, or nil when the command only printed something (-v, -h).
     def parse
-      options = {}
-      parser = build_parser(options)
+      typed = {}
+      parser = build_parser(typed)
       rest = parser.parse(@argv)
       return nil if @printed
       raise UsageError, "too many arguments: #{rest.join(" ")}" if rest.size > 1
 
-      options[:config] = rest.first
-      Options.new(options).to_h
-    rescue OptionParser::ParseError, Options::Error => e
+      typed[:rackup] = rest.first if rest.first
+      values, names = Options.from_environment(@env)
+      if (file = config_file(typed[:config_file]))
+        values.merge!(file.values)
+        names.merge!(file.names)
+        @hooks = file.hooks
+      end
+      names.reject! { |key, _| typed.key?(key) } # what the command line set is named by its flag
+      Options.new(values.merge(typed), names: names).to_h
+    rescue OptionParser::ParseError, Options::Error, ConfigFile::Error => e
       raise UsageError, e.message
     end
 
@@ -50,6 +64,14 @@ module Up
 
     private
 
+    # The file -C names (it must exist), else config/up.rb if there is one, else none.
+    def config_file(path)
+      return ConfigFile.load(path) if path
+      return ConfigFile.load(ConfigFile::DEFAULT_PATH) if File.file?(ConfigFile::DEFAULT_PATH)
+
+      nil
+    end
+
     def build_parser(options)
       OptionParser.new do |o|
         o.banner = "Usage: #{@program} [options] [config.ru]"
@@ -57,11 +79,23 @@ module Up
         o.separator "Serves a Rack app with UP! (config.ru defaults to ./config.ru)."
         o.separator ""
         o.on("-p", "--port PORT", Integer, "Port to listen on (#{DEFAULTS[:port]})") { |v| options[:port] = v }
-        o.on("-b", "--bind HOST", "Address to bind (#{DEFAULTS[:bind]})") { |v| options[:bind] = v }
+        o.on("-b", "--bind ADDRESS", "Address to serve; again for more: a host (all its addresses,",
+             "on --port), tcp://HOST:PORT, [::1], unix:///path.sock?mode=0660 (#{DEFAULTS[:bind].join})") do |v|
+          (options[:bind] ||= []) << v
+        end
         o.on("-w", "--workers N", Integer, "Worker processes (number of processors; 0 and 1 mean a single process)") { |v| options[:workers] = v }
-        o.on("-t", "--threads N", Integer,
+        o.on("-t", "--threads N", String,
              "Requests run at once per worker (#{DEFAULTS[:threads]}); one thread runs them",
-             "while none blocks, more wake when one does (0 means 1)") { |v| options[:threads] = v }
+             "while none blocks, more wake when one does (0 means 1; MIN:MAX as Puma's takes MAX)") do |v|
+          options[:threads] = v
+        end
+        o.on("-C", "--config FILE", "Config file (#{ConfigFile::DEFAULT_PATH} when there is one)") { |v| options[:config_file] = v }
+        o.on("-e", "--environment NAME", "RACK_ENV for the app (RACK_ENV, else development)") { |v| options[:environment] = v }
+        o.on("--preload", "Load the app once in the master, before forking workers (the default)") { options[:preload] = true }
+        o.on("--no-preload", "Load the app in each worker (for phased restarts)") { options[:preload] = false }
+        o.on("--worker-timeout SECONDS", Float, "A worker silent this long is killed and replaced (#{DEFAULTS[:worker_timeout].to_i})") do |v|
+          options[:worker_timeout] = v
+        end
         o.on("-s", "--secure", "Serve HTTPS (needs -c and -k)") { options[:secure] = true }
         o.on("-a", "--ca-file FILE", "CA certificate file") { |v| options[:ca_file] = v }
         o.on("-c", "--cert-file FILE", "Certificate file") { |v| options[:cert_file] = v }

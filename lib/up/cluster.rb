@@ -4,64 +4,37 @@ require "socket"
 require_relative "server"
 
 module Up
-  # The master process of -w N (N > 1). It binds the listening sockets and loads the app once,
-  # forks N workers that each run an Up::Server on the inherited sockets, replaces a worker
-  # that dies, and on INT/TERM stops them all gracefully. It serves no request itself.
-  # Created by Up::Launcher, which owns the pid and log files.
+  # The master process of -w N (N > 1). It forks N workers that each run an Up::Server on the
+  # sockets the launcher opened (Up::Binder) and the app it loaded, replaces a worker that
+  # dies, and on INT/TERM stops them all gracefully. It serves no request itself. Created by
+  # Up::Launcher, which owns the sockets and the pid and log files.
   class Cluster
     # Back-off between respawns of workers that keep dying at boot.
     RESPAWN_DELAY = 0.5
 
-    def initialize(options, app, server_options, log)
+    def initialize(options, app, server_options, log, binder)
       @options = options
       @app = app
       @server_options = server_options.merge(multiprocess: true)
       @log = log
+      @binder = binder
       @workers = {}
       @stopping = false
     end
 
     def run
-      @sockets = bind
+      @sockets = @binder.sockets
       @wake_r, @wake_w = IO.pipe
       @check_r, @check_w = IO.pipe
       trap_signals
       @options[:workers].times { |i| spawn_worker(i) }
-      @log.call("UP! #{VERSION} master #{Process.pid} listening on #{urls.join(", ")} " \
+      @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@options[:workers]}, threads #{@options[:threads]})")
       supervise
       @log.call("stopped")
-    ensure
-      @sockets&.each(&:close)
     end
 
     private
-
-    def bind
-      addresses = Addrinfo.getaddrinfo(@options[:bind], @options[:port], nil, :STREAM, nil, Socket::AI_PASSIVE)
-      sockets = addresses.map do |ai|
-        Socket.new(ai.afamily, :STREAM).tap do |s|
-          s.setsockopt(:SOCKET, :REUSEADDR, true)
-          s.ipv6only! if ai.ipv6?
-          s.bind(ai)
-          s.listen(1024)
-        end
-      end
-      raise Launcher::StartError, "no address to bind for #{@options[:bind]}" if sockets.empty?
-
-      sockets
-    rescue SystemCallError, SocketError => e
-      sockets&.each(&:close)
-      raise Launcher::StartError, "cannot listen on #{@options[:bind]}:#{@options[:port]}: #{e.message}"
-    end
-
-    def urls
-      @sockets.map do |s|
-        a = s.local_address
-        host = a.ipv6? ? "[#{a.ip_address}]" : a.ip_address
-        "http://#{host}:#{a.ip_port}"
-      end
-    end
 
     # Handlers only write a byte; the loop in #supervise does the work.
     def trap_signals

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "rack"
+require_relative "binder"
 require_relative "server"
 
 module Up
@@ -21,8 +22,12 @@ module Up
 
     def run
       raise_file_limit
+      # -e, as Puma does it: the app reads RACK_ENV (Rails: when RAILS_ENV is unset).
+      ENV["RACK_ENV"] = @options[:environment] if @options[:environment]
+      ENV["RACK_ENV"] ||= "development"
       log_io = open_log
       app = @app || load_app
+      @binder = listen
       write_pid_file
       if @options[:workers] > 1
         run_cluster(app, log_io)
@@ -31,6 +36,7 @@ module Up
       end
       0
     ensure
+      @binder&.close
       remove_pid_file
     end
 
@@ -44,9 +50,9 @@ module Up
     def run_single(app, log_io)
       server = @server = Server.new(app, @options.slice(*SERVER_OPTIONS).merge(multiprocess: false))
       server.log_io = log_io
-      listen(server)
+      @binder.sockets.each { |s| server.listen_fd(s.fileno) }
       trap_signals(server)
-      server.log("UP! #{VERSION} listening on #{urls(server).join(", ")} " \
+      server.log("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                  "(pid #{Process.pid}, threads #{@options[:threads]})")
       server.run
       server.log("stopped")
@@ -54,7 +60,7 @@ module Up
 
     def run_cluster(app, log_io)
       require_relative "cluster"
-      Cluster.new(@options, app, @options.slice(*SERVER_OPTIONS), Log.new(log_io)).run
+      Cluster.new(@options, app, @options.slice(*SERVER_OPTIONS), Log.new(log_io), @binder).run
     end
 
     # Each connection is a file descriptor; the usual soft limit of 1024 would cap a server
@@ -67,20 +73,18 @@ module Up
     end
 
     def load_app
-      path = File.expand_path(@options[:config])
-      raise StartError, "#{@options[:config]} not found" unless File.file?(path)
+      path = File.expand_path(@options[:rackup])
+      raise StartError, "#{@options[:rackup]} not found" unless File.file?(path)
 
       Rack::Builder.parse_file(path)
     end
 
-    def listen(server)
-      server.listen(@options[:bind], @options[:port])
-    rescue ListenError => e
-      raise StartError, e.message
-    end
-
-    def urls(server)
-      server.addresses.map { |host, port| "http://#{host}:#{port}" }
+    # Every bind, opened before anything forks; the port is --port for binds without one.
+    def listen
+      binds = @options[:bind].map { |spec| Bind.parse(spec, @options[:port]) }
+      Binder.new(binds).listen
+    rescue Binder::Error => e
+      raise StartError, "cannot listen on #{e.message}"
     end
 
     def open_log

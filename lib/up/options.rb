@@ -1,12 +1,14 @@
 # frozen_string_literal: true
 
 require "etc"
+require_relative "bind"
 
 module Up
-  # Every setting a user can give UP! (port, threads, limits, timeouts, files): its type, its
-  # default and the values it may take, and the one check that turns what the user typed into
-  # settings. Up::CLI creates it from OptionParser's values, Up::RackHandler from rackup's
-  # (Strings); both hand #to_h to Up::Launcher. It owns nothing but that frozen Hash.
+  # Every setting a user can give UP! (port, binds, threads, limits, timeouts, files): its type,
+  # its default and the values it may take, and the one check that turns what the user typed
+  # into settings. Up::CLI creates it from the environment, the config file and OptionParser's
+  # values, in that order of strength, Up::RackHandler from rackup's (Strings); both hand #to_h
+  # to Up::Launcher. It owns nothing but that frozen Hash.
   #
   # The ranges are those Up::Server.new accepts (ext/up/ruby/server_object.c, Server_initialize,
   # opt_u64, opt_ms), so a value that passes here is never refused by the C side. Where C would
@@ -34,17 +36,22 @@ module Up
     # Longest timeout in seconds, and the shortest is anything above 0 (opt_ms).
     MAX_TIMEOUT = 86_400
 
-    # type: :integer (min..max, max nil for none), :seconds (0 < s <= MAX_TIMEOUT), :string
-    # (nil allowed only where the default is nil) or :boolean. flag: how the CLI spells it.
+    # type: :integer (min..max, max nil for none), :threads (an integer, or "MIN:MAX" of which
+    # the maximum counts), :seconds (0 < s <= MAX_TIMEOUT), :string (nil allowed only where the
+    # default is nil), :binds (a list of Up::Bind specs) or :boolean. flag: how the CLI spells it.
     Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
 
     SETTINGS = [
       #           key                 type      default            min  max         flag
       Setting.new(:port,              :integer, 3000,              0,   65_535,     "--port"),
-      Setting.new(:bind,              :string,  "localhost",       nil, nil,        "--bind"),
+      Setting.new(:bind,              :binds,   ["localhost"].freeze, nil, nil,     "--bind"),
       Setting.new(:workers,           :integer, Etc.nprocessors,   0,   nil,        "--workers"),
-      Setting.new(:threads,           :integer, 5,                 0,   1024,       "--threads"),
-      Setting.new(:config,            :string,  "config.ru",       nil, nil,        "config.ru"),
+      Setting.new(:threads,           :threads, 5,                 0,   1024,       "--threads"),
+      Setting.new(:rackup,            :string,  "config.ru",       nil, nil,        "config.ru"),
+      Setting.new(:config_file,       :string,  nil,               nil, nil,        "--config"),
+      Setting.new(:environment,       :string,  nil,               nil, nil,        "--environment"),
+      Setting.new(:preload,           :boolean, true,              nil, nil,        "--preload"),
+      Setting.new(:worker_timeout,    :seconds, 60,                nil, nil,        "--worker-timeout"),
       Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
       Setting.new(:secure,            :boolean, false,             nil, nil,        "--secure"),
@@ -84,6 +91,25 @@ module Up
       @settings
     end
 
+    # Settings the environment gives, as the usual platforms set them: PORT, WEB_CONCURRENCY
+    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair). Returns [values, names] for
+    # Options.new, so that a bad one is named by its variable.
+    def self.from_environment(env = ENV)
+      values = {}
+      names = {}
+      { port: "PORT", workers: "WEB_CONCURRENCY", threads: "MAX_THREADS" }.each do |key, var|
+        next if env[var].to_s.empty?
+
+        values[key] = env[var]
+        names[key] = var
+      end
+      if values[:threads] && !env["MIN_THREADS"].to_s.empty?
+        values[:threads] = "#{env["MIN_THREADS"]}:#{values[:threads]}"
+        names[:threads] = "MIN_THREADS:MAX_THREADS"
+      end
+      [values, names]
+    end
+
     def [](key)
       @settings.fetch(key)
     end
@@ -93,6 +119,8 @@ module Up
     def coerce(setting, value)
       case setting.type
       when :integer then integer(setting, value)
+      when :threads then threads(setting, value)
+      when :binds then binds(setting, value)
       when :seconds then seconds(setting, value)
       when :string then string(setting, value)
       when :boolean then boolean(setting, value)
@@ -107,6 +135,30 @@ module Up
       fail!(setting, "must be an integer, not #{value.inspect}") unless n
       fail!(setting, range_problem(setting, n)) if n < setting.min || (setting.max && n > setting.max)
       n
+    end
+
+    # Puma's "MIN:MAX": the maximum is how many requests run at once; UP! starts threads as
+    # requests need them (the watchdog), so the minimum only has to make sense.
+    def threads(setting, value)
+      return integer(setting, value) unless value.is_a?(String) && value.include?(":")
+
+      min, max = value.split(":", 2).map { |part| integer(setting, part) }
+      fail!(setting, "minimum #{min} is above the maximum #{max}") if min > max
+      max
+    end
+
+    # Every spec must parse (Up::Bind); the Strings are kept, the launcher parses them again
+    # with the final port.
+    def binds(setting, value)
+      list = value.is_a?(String) ? [value] : value
+      fail!(setting, "must be a list of addresses, not #{value.inspect}") unless list.is_a?(Array) && !list.empty?
+      list.each do |spec|
+        string(setting, spec)
+        Bind.parse(spec, 0)
+      rescue Bind::Error => e
+        fail!(setting, e.message)
+      end
+      list.dup.freeze
     end
 
     # "must be between 1 and 1024"; for a range with no practical top, the side it broke.

@@ -24,10 +24,10 @@ module Up
     # unless -O workers=N. Other keys are rackup's own and ignored. Raises Options::Error,
     # whose message names the option as it was typed (-O head_timeout, -p).
     def self.settings(options)
-      values = { workers: 1, bind: options[:Host], port: options[:Port] }
+      values = { workers: 1, bind: options[:Host] && [options[:Host]], port: options[:Port] }
       names = { bind: "-o", port: "-p" }
       Options::DEFAULTS.each_key do |key|
-        next if key == :config # rackup has loaded the app already
+        next if key == :rackup # rackup has loaded the app already
 
         name = [key, key.to_s.tr("_", "-").to_sym].find { |n| options.key?(n) }
         next unless name

@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+require_relative "options"
+
+module Up
+  # The config file (-C FILE, or config/up.rb when there is one): Ruby in a DSL that reads like
+  # Puma's. Evaluating it gives settings, each with the file and line that set it (for Up::Options'
+  # messages: "config/up.rb:3: port must be between 0 and 65535"), and the hooks it names.
+  # Created by Up::CLI and the rack handler; the command line wins over what it sets.
+  class ConfigFile
+    class Error < StandardError; end
+
+    DEFAULT_PATH = "config/up.rb"
+    HOOKS = %i[before_fork before_worker_boot after_worker_fork before_worker_shutdown on_restart].freeze
+
+    # values: setting key => value; names: key => "file:line: directive"; hooks: [name, block].
+    attr_reader :path, :values, :names, :hooks
+
+    def self.load(path)
+      new(path).tap(&:evaluate)
+    end
+
+    def initialize(path)
+      @path = path
+      @values = {}
+      @names = {}
+      @hooks = []
+    end
+
+    def evaluate
+      DSL.new(self).instance_eval(File.read(@path), @path, 1)
+      self
+    rescue SystemCallError => e
+      raise Error, "cannot read the config file #{@path}: #{e.message}"
+    rescue SyntaxError => e
+      raise Error, e.message.lines.first.chomp
+    end
+
+    # Called by the DSL.
+    def set(key, value, location, directive)
+      @values[key] = value
+      @names[key] = "#{where(location)}: #{directive}"
+    end
+
+    def add_bind(spec, location)
+      (@values[:bind] ||= []) << spec
+      @names[:bind] = "#{where(location)}: bind"
+    end
+
+    def add_hook(name, block, location)
+      raise Error, "#{where(location)}: #{name} needs a block" unless block
+
+      @hooks << [name, block]
+    end
+
+    def where(location)
+      "#{location.path}:#{location.lineno}"
+    end
+
+    # The directives. Each takes the line that called it for messages; anything else is an
+    # error naming that line. Plain Ruby (ENV, require, conditionals) works as anywhere.
+    class DSL
+      # Directives that are a setting under the same name, with one value.
+      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file]).freeze
+
+      def initialize(file)
+        @file = file
+      end
+
+      PLAIN.each do |key|
+        define_method(key) { |value| @file.set(key, value, caller_locations(1, 1).first, key.to_s) }
+      end
+
+      def bind(spec)
+        @file.add_bind(spec, caller_locations(1, 1).first)
+      end
+
+      # threads 5, or threads 1, 5 (Puma's minimum and maximum: UP! runs up to the maximum).
+      def threads(min, max = nil)
+        @file.set(:threads, max.nil? ? min : "#{min}:#{max}", caller_locations(1, 1).first, "threads")
+      end
+
+      def preload_app!(flag = true)
+        @file.set(:preload, flag, caller_locations(1, 1).first, "preload_app!")
+      end
+
+      def pidfile(path)
+        @file.set(:pid_file, path, caller_locations(1, 1).first, "pidfile")
+      end
+
+      HOOKS.each do |name|
+        define_method(name) { |&block| @file.add_hook(name, block, caller_locations(1, 1).first) }
+      end
+
+      def method_missing(name, *_args)
+        location = caller_locations(1, 1).first
+        raise Error, "#{@file.where(location)}: unknown directive #{name}"
+      end
+
+      def respond_to_missing?(_name, _include_private = false)
+        false
+      end
+    end
+  end
+end
