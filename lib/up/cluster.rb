@@ -15,7 +15,9 @@ module Up
     def initialize(options, app, server_options, log, binder)
       @options = options
       @app = app
-      @server_options = server_options.merge(multiprocess: true)
+      # The workers share each listening socket; a new connection wakes one of them, not all
+      # (EPOLLEXCLUSIVE): measured against one SO_REUSEPORT socket per worker, see README.
+      @server_options = server_options.merge(multiprocess: true, exclusive_accept: true)
       @log = log
       @binder = binder
       @workers = {}

@@ -16,6 +16,9 @@
 #define UP_EV_READ 1u
 #define UP_EV_WRITE 2u
 #define UP_EV_ERROR 4u /* hang-up or socket error; delivered with READ so a read sees it */
+/* With READ, for a listening socket several processes watch: wake one of them, not all (a
+ * hint; a backend without it wakes all, and they race for accept). */
+#define UP_EV_EXCLUSIVE 8u
 
 typedef struct up_loop_t up_loop_t;
 typedef struct up_watcher_t up_watcher_t;

@@ -107,6 +107,16 @@ int up_loop_watch(up_loop_t *loop, up_watcher_t *w, unsigned events)
         ev.events = ((events & UP_EV_READ) ? EPOLLIN | EPOLLRDHUP : 0) |
                     ((events & UP_EV_WRITE) ? EPOLLOUT : 0);
         ev.data.ptr = w;
+#ifdef EPOLLEXCLUSIVE
+        if (events & UP_EV_EXCLUSIVE) {
+            /* Only an ADD may say EPOLLEXCLUSIVE (a MOD of it is EINVAL): a change is a DEL and an
+             * ADD. Listeners change rarely (a pause, a hold). */
+            if (w->events != 0 && epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, &ev) != 0)
+                return -1;
+            op = EPOLL_CTL_ADD;
+            ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+        }
+#endif
     }
     if (epoll_ctl(loop->epfd, op, w->fd, &ev) != 0)
         return -1;

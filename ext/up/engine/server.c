@@ -40,8 +40,9 @@ static void log_line(up_server_t *server, const char *message)
 /* Watches the listeners when the server may accept, and not otherwise. */
 static void update_accepting(up_server_t *server)
 {
-    unsigned events =
-        server->stopping || server->accept_paused || server->accept_held ? 0 : UP_EV_READ;
+    unsigned events = server->stopping || server->accept_paused || server->accept_held
+                          ? 0
+                          : UP_EV_READ | (server->config.exclusive_accept ? UP_EV_EXCLUSIVE : 0);
     for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
         up_loop_watch(server->loop, &l->watcher, events);
 }

@@ -27,6 +27,7 @@ typedef struct up_server_config_t {
     unsigned write_timeout_ms;     /* longest wait for a client to take response bytes */
     unsigned max_pipeline;    /* responses held before they are written out */
     char tmp_dir[4096];       /* where bodies are spooled */
+    int exclusive_accept;     /* several processes share the listening sockets: wake one */
 } up_server_config_t;
 
 #define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)

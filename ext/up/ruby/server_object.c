@@ -161,6 +161,7 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         strcpy(cfg->tmp_dir, dir);
     }
     rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
+    cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
 
     srv->loop = up_loop_new();
     if (srv->loop == NULL)
