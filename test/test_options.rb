@@ -47,6 +47,7 @@ class TestOptions < Minitest::Test
     ["a worker timeout",                          :worker_timeout,    "30",             30.0],
     ["a log file",                                :log_file,          "up.log",         "up.log"],
     ["a pid file",                                :pid_file,          "/tmp/up.pid",    "/tmp/up.pid"],
+    ["an access log",                             :access_log,        "access.log",     "access.log"],
     ["a config.ru elsewhere",                      :rackup,            "app/config.ru",  "app/config.ru"],
     ["plain HTTP, said as false",                 :secure,            false,            false],
     ["plain HTTP, said as the string false",      :secure,            "false",          false],
@@ -101,6 +102,7 @@ class TestOptions < Minitest::Test
     ["preload said as a number",                  :preload,           1,                "--preload must be true or false, not 1"],
     ["a worker timeout of 0",                     :worker_timeout,    0,                "--worker-timeout must be between 0 and 86400 seconds"],
     ["a file name with a NUL byte",               :pid_file,          "up\0.pid",       "--pid-file must not contain a NUL byte"],
+    ["an empty access log path",                  :access_log,        "",               "--access-log must not be empty"],
     ["HTTPS, not built yet",                      :secure,            true,             "--secure is not supported yet: UP! serves plain HTTP only"],
     ["HTTPS as the string true",                  :secure,            "true",           "--secure is not supported yet: UP! serves plain HTTP only"],
     ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"']

@@ -102,6 +102,9 @@ module Up
         o.on("-k", "--key-file FILE", "Private key file") { |v| options[:key_file] = v }
         o.on("-l", "--log-file FILE", "Write the server log to FILE (stderr)") { |v| options[:log_file] = v }
         o.on("-P", "--pid-file FILE", "Write the process id to FILE") { |v| options[:pid_file] = v }
+        o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
+          options[:access_log] = v
+        end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
         o.on("--max-head-size BYTES", Integer, "Request line + headers; larger gets 431 (#{DEFAULTS[:max_head_size]})") { |v| options[:max_head_size] = v }

@@ -13,7 +13,7 @@ module Up
 
     SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
                         body_timeout keepalive_timeout write_timeout max_pipeline
-                        shutdown_timeout].freeze
+                        shutdown_timeout access_log].freeze
 
     def initialize(options, app: nil)
       @options = options

@@ -54,6 +54,7 @@ module Up
       Setting.new(:worker_timeout,    :seconds, 60,                nil, nil,        "--worker-timeout"),
       Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
+      Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
       Setting.new(:secure,            :boolean, false,             nil, nil,        "--secure"),
       Setting.new(:ca_file,           :string,  nil,               nil, nil,        "--ca-file"),
       Setting.new(:cert_file,         :string,  nil,               nil, nil,        "--cert-file"),

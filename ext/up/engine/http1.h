@@ -36,6 +36,7 @@ typedef struct up_response_state_t {
     up_framing_t framing;
     int64_t content_length;   /* the app's content-length field, -1 when none */
     uint64_t body_left;       /* bytes still allowed under UP_FRAMING_LENGTH */
+    uint64_t body_bytes;      /* body bytes queued so far (an access log's "bytes") */
     up_outq_mark_t start;     /* conn->_staged when this response began: the rollback point */
     unsigned started : 1;
     unsigned head_done : 1;

@@ -330,6 +330,7 @@ static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
     case UP_FRAMING_RAW:
         break;
     }
+    res->body_bytes += *len;
     return UP_RESPONSE_OK;
 }
 
@@ -378,6 +379,7 @@ up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, 
         res->body_left -= len;
     }
     up_outq_append_file(&conn->_staged, fd, offset, len);
+    res->body_bytes += len;
     return UP_RESPONSE_OK;
 }
 

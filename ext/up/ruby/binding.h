@@ -8,6 +8,7 @@
 #include <ruby.h>
 #include <ruby/thread.h>
 #include <pthread.h>
+#include <time.h>
 #include "conn.h"
 #include "loop_epoll.h"
 #include "response.h"
@@ -22,6 +23,18 @@ typedef struct up_rb_app_thread_t {
     int stat_fd; /* its /proc/self/task/TID/stat (blocked or running?), -1 if unavailable */
     int in_app;  /* running a request; under queue_lock */
 } up_rb_app_thread_t;
+
+/* The access log's state (access_log.c). */
+typedef struct up_rb_access_log_t {
+    int fd; /* -1 when there is no access log */
+    char *path;
+    pthread_mutex_t lock;
+    size_t len;
+    time_t first_line; /* when the oldest line in buf was added */
+    time_t date_second;
+    char date[32];
+    char buf[65536];
+} up_rb_access_log_t;
 
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
@@ -68,6 +81,7 @@ typedef struct up_rb_server_t {
     /* Large body Strings the output queues reference (shared_string.c). */
     pthread_mutex_t pin_lock;
     struct pin_t *pins;
+    up_rb_access_log_t access_log; /* last: its buffer is large */
 } up_rb_server_t;
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
@@ -167,6 +181,15 @@ void up_rb_pool_wake_main(up_rb_server_t *srv);
  * and take queued requests when those running have been stuck in the app for a while. */
 void up_rb_watchdog_start(up_rb_server_t *srv);
 void up_rb_watchdog_stop(up_rb_server_t *srv);
+
+/* The access log (access_log.c). request: one line for the exchange conn has, which the
+ * thread that ran it began at started_ns; flush: writes what is buffered if it is old
+ * (force: in any case). */
+void up_rb_access_log_open(up_rb_server_t *srv, const char *path);
+void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns);
+void up_rb_access_log_flush(up_rb_server_t *srv, int force);
+void up_rb_access_log_reopen(up_rb_server_t *srv);
+void up_rb_access_log_close(up_rb_server_t *srv);
 
 void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);

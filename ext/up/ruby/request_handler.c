@@ -79,12 +79,15 @@ static void run_response_finished(finished_t *f)
 
 void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
 {
+    uint64_t started_ns = srv->access_log.fd >= 0 ? up_rb_now_ns() : 0;
     call_t c = {srv, conn, Qnil};
     int state = 0;
     c.env = rb_protect(build_env, (VALUE)&c, &state);
     if (state != 0) {
         up_rb_report(srv, take_error(), Qnil);
         up_response_send_simple(conn, 500, "Internal Server Error", 1);
+        if (started_ns != 0)
+            up_rb_access_log_request(srv, conn, started_ns);
         return;
     }
     VALUE input = rb_hash_aref(c.env, up_rb_key_rack_input);
@@ -96,6 +99,8 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         /* Not an exception but the thread being killed: answer, then let the kill go on. */
         if (up_response_rollback(conn))
             up_response_send_simple(conn, 503, "Service Unavailable", 1);
+        if (started_ns != 0)
+            up_rb_access_log_request(srv, conn, started_ns);
         up_rb_input_detach(input);
         up_rb_early_hints_detach(hints);
         rb_jump_tag(state);
@@ -119,6 +124,8 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         finished_t f = {srv, callbacks, c.env, status, headers, error};
         run_response_finished(&f);
     }
+    if (started_ns != 0)
+        up_rb_access_log_request(srv, conn, started_ns);
     up_rb_input_detach(input);
     up_rb_early_hints_detach(hints);
 }

@@ -46,6 +46,8 @@ static void server_free(void *p)
         close(srv->main_wake_fd);
     pthread_mutex_destroy(&srv->loop_lock);
     pthread_mutex_destroy(&srv->pin_lock);
+    up_rb_access_log_close(srv);
+    pthread_mutex_destroy(&srv->access_log.lock);
     xfree(srv);
 }
 
@@ -73,6 +75,8 @@ static VALUE Server_alloc(VALUE klass)
     srv->main_wake_fd = -1;
     pthread_mutex_init(&srv->loop_lock, NULL);
     pthread_mutex_init(&srv->pin_lock, NULL);
+    pthread_mutex_init(&srv->access_log.lock, NULL);
+    srv->access_log.fd = -1;
     return obj;
 }
 
@@ -163,6 +167,9 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
 
+    VALUE access_log = opt(options, "access_log");
+    if (!NIL_P(access_log))
+        up_rb_access_log_open(srv, StringValueCStr(access_log));
     srv->loop = up_loop_new();
     if (srv->loop == NULL)
         rb_sys_fail("creating the event loop");
@@ -246,6 +253,13 @@ static VALUE Server_stop(VALUE self)
     return self;
 }
 
+/* reopen_access_log: after a log rotation (HUP). */
+static VALUE Server_reopen_access_log(VALUE self)
+{
+    up_rb_access_log_reopen(get(self));
+    return self;
+}
+
 static VALUE Server_running_p(VALUE self)
 {
     return get(self)->running ? Qtrue : Qfalse;
@@ -268,5 +282,6 @@ void up_rb_init_server(VALUE mUp)
     rb_define_method(cServer, "run", Server_run, 0);
     rb_define_method(cServer, "stop", Server_stop, 0);
     rb_define_method(cServer, "running?", Server_running_p, 0);
+    rb_define_method(cServer, "reopen_access_log", Server_reopen_access_log, 0);
     rb_define_method(cServer, "threads", Server_threads, 0);
 }

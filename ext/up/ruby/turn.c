@@ -90,6 +90,7 @@ int up_rb_turn(up_rb_server_t *srv, int may_block)
     }
     up_loop_dispatch(srv->loop);
     up_rb_pool_publish(srv);
+    up_rb_access_log_flush(srv, 0);
     return 0;
 }
 
@@ -100,6 +101,7 @@ void up_rb_finish(up_rb_server_t *srv)
     up_conn_take_posted(srv->server);
     up_server_close_all(srv->server);
     up_loop_dispatch(srv->loop);
+    up_rb_access_log_flush(srv, 1);
 }
 
 void up_rb_init_turn(void)
