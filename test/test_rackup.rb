@@ -5,6 +5,7 @@
 require_relative "helper"
 require_relative "support/cli_process"
 require "rackup"
+require "tmpdir"
 
 class TestRackup < Minitest::Test
   include UpTestHelpers
@@ -70,6 +71,37 @@ class TestRackup < Minitest::Test
 
   def test_handler_is_registered_under_up
     require "rackup/handler/up"
+    assert_equal Up::RackHandler, Rackup::Handler.get("up")
+  end
+
+  # As Puma: the config file is below what the user typed and above what the caller only
+  # defaulted. rails server lists the typed keys in :user_supplied_options; rackup cannot.
+  def test_the_config_file_is_below_typed_options_and_above_defaults
+    require "up/rack_handler"
+    Dir.mktmpdir do |dir|
+      config = File.join(dir, "up.rb")
+      File.write(config, "port 4000\nthreads 3\nbind 'tcp://0.0.0.0'\n")
+      rails_like = Up::RackHandler.settings(Host: "localhost", Port: 3000, config_file: config,
+                                            user_supplied_options: %i[Host])
+      assert_equal({ bind: ["localhost"], port: 4000, threads: 3 }, rails_like.slice(:bind, :port, :threads))
+      rackup_like = Up::RackHandler.settings(Host: "localhost", Port: 9292, config_file: config)
+      assert_equal({ bind: ["localhost"], port: 9292, threads: 3 }, rackup_like.slice(:bind, :port, :threads))
+    end
+  end
+
+  def test_a_bad_line_in_the_config_file_is_one_line_and_status_1
+    Dir.mktmpdir do |dir|
+      config = File.join(dir, "up.rb")
+      File.write(config, "threads 2\nworkerz 4\n")
+      process = rackup("-O", "config_file=#{config}", wait: false)
+      assert_equal 1, process.wait(timeout: 20).exitstatus
+      assert_equal "up: #{config}:2: unknown directive workerz\n", process.output
+    end
+  end
+
+  def test_the_handler_is_found_under_rack_handler_too
+    require "rack/handler/up"
+    assert_equal Up::RackHandler, Rack::Handler::Up
     assert_equal Up::RackHandler, Rackup::Handler.get("up")
   end
 end

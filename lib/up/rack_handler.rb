@@ -1,18 +1,22 @@
 # frozen_string_literal: true
 
+require_relative "config_file"
 require_relative "options"
 require_relative "launcher"
 
 module Up
   # `rackup -s up` and `rails server -u up`: rackup hands over the app and its options
   # (:Host, :Port, -O NAME=VALUE pairs) and UP! serves the app in this process, threads and
-  # limits as on the command line, checked by Up::Options.
+  # limits as on the command line, checked by Up::Options. The config file (config/up.rb, or
+  # -O config_file=PATH) counts too, as Puma's does: below what the user typed, above what the
+  # caller only defaulted (rails server says which is which with :user_supplied_options;
+  # rackup cannot, so all it passes counts as typed).
   module RackHandler
     def self.run(app, **options)
       @launcher = Launcher.new(settings(options), app: app)
       yield @launcher if block_given?
       @launcher.run
-    rescue Options::Error => e
+    rescue Options::Error, ConfigFile::Error => e
       # rackup prints anything else a handler raises with its backtrace; a bad value is the
       # user's to fix, so it ends the process the way rackup's own usage errors do: abort.
       abort "up: #{e.message}"
@@ -20,11 +24,28 @@ module Up
 
     # rackup's options as checked settings: :Host and :Port (from its -o and -p) and our
     # settings passed with -O, under their own name or with dashes (-O head_timeout=0.5,
-    # -O head-timeout=0.5), their values Strings, or true for a bare -O NAME. One process
-    # unless -O workers=N. Other keys are rackup's own and ignored. Raises Options::Error,
-    # whose message names the option as it was typed (-O head_timeout, -p).
+    # -O head-timeout=0.5), their values Strings, or true for a bare -O NAME; then the config
+    # file and the environment under them. One process unless -O workers=N or the file says
+    # otherwise. Other keys are rackup's own and ignored. Raises Options::Error, whose message
+    # names the option as it was typed (-O head_timeout, -p), or ConfigFile::Error.
     def self.settings(options)
-      values = { workers: 1, bind: options[:Host] && [options[:Host]], port: options[:Port] }
+      typed, names = typed_settings(options)
+      defaults = {}
+      if (user = options[:user_supplied_options])
+        { bind: :Host, port: :Port }.each do |key, rack_key|
+          defaults[key] = typed.delete(key) unless user.include?(rack_key)
+        end
+      end
+      values, env_names = Options.from_environment
+      file = config_file(typed[:config_file])
+      values = { workers: 1 }.merge(defaults).merge(values).merge(file&.values || {}).merge(typed)
+      names = env_names.merge(file&.names || {}).merge(names)
+      @hooks = file&.hooks || []
+      Options.new(values, names: names).to_h
+    end
+
+    def self.typed_settings(options)
+      typed = { bind: options[:Host] && [options[:Host]], port: options[:Port] }.compact
       names = { bind: "-o", port: "-p" }
       Options::DEFAULTS.each_key do |key|
         next if key == :rackup # rackup has loaded the app already
@@ -32,11 +53,20 @@ module Up
         name = [key, key.to_s.tr("_", "-").to_sym].find { |n| options.key?(n) }
         next unless name
 
-        values[key] = options[name]
+        typed[key] = options[name]
         names[key] = "-O #{name}"
       end
-      Options.new(values, names: names).to_h
+      [typed, names]
     end
+    private_class_method :typed_settings
+
+    def self.config_file(path)
+      return ConfigFile.load(path) if path
+      return ConfigFile.load(ConfigFile::DEFAULT_PATH) if File.file?(ConfigFile::DEFAULT_PATH)
+
+      nil
+    end
+    private_class_method :config_file
 
     def self.shutdown
       @launcher&.stop
