@@ -59,4 +59,36 @@ class TestThreads < Minitest::Test
     assert_equal "/slow", res.body
     assert stopper.join(5)
   end
+
+  # What the control endpoint reports per worker: requests finished, connections open,
+  # requests waiting for a thread, threads in a request.
+  def test_stats_count_requests_connections_and_busy_threads
+    in_app = Queue.new
+    release = Queue.new
+    server = start_server(lambda { |env|
+      if env["PATH_INFO"] == "/hold"
+        in_app << true
+        release.pop
+      end
+      [200, {}, ["ok"]]
+    }, threads: 2)
+    keep_alive = connect
+    3.times do
+      keep_alive.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+      read_response(keep_alive)
+    end
+    held = connect
+    held.write("GET /hold HTTP/1.1\r\nHost: h\r\n\r\n")
+    in_app.pop
+    stats = server.server.stats
+    assert_equal 3, stats[:requests]
+    assert_equal 2, stats[:connections], "the keep-alive one and the held one"
+    assert_equal 1, stats[:busy]
+    assert_equal 0, stats[:backlog]
+    assert_equal 2, stats[:threads]
+    release << true
+    assert_equal "ok", read_response(held).body
+  ensure
+    release << true
+  end
 end

@@ -253,6 +253,24 @@ static VALUE Server_stop(VALUE self)
     return self;
 }
 
+/* stats: what this server is doing now, for the master's control endpoint:
+ * { requests: finished since start, connections: open, backlog: requests waiting for a thread,
+ *   busy: threads in a request, threads: app threads }. Any thread. */
+static VALUE Server_stats(VALUE self)
+{
+    up_rb_server_t *srv = get(self);
+    pthread_mutex_lock(&srv->queue_lock);
+    int backlog = srv->queue_len, busy = srv->in_app;
+    pthread_mutex_unlock(&srv->queue_lock);
+    VALUE h = rb_hash_new();
+    rb_hash_aset(h, ID2SYM(rb_intern("requests")), ULONG2NUM(atomic_load(&srv->completed)));
+    rb_hash_aset(h, ID2SYM(rb_intern("connections")), SIZET2NUM(up_server_num_conns(srv->server)));
+    rb_hash_aset(h, ID2SYM(rb_intern("backlog")), INT2NUM(backlog));
+    rb_hash_aset(h, ID2SYM(rb_intern("busy")), INT2NUM(busy));
+    rb_hash_aset(h, ID2SYM(rb_intern("threads")), INT2NUM(srv->num_threads));
+    return h;
+}
+
 /* reopen_access_log: after a log rotation (HUP). */
 static VALUE Server_reopen_access_log(VALUE self)
 {
@@ -283,5 +301,6 @@ void up_rb_init_server(VALUE mUp)
     rb_define_method(cServer, "stop", Server_stop, 0);
     rb_define_method(cServer, "running?", Server_running_p, 0);
     rb_define_method(cServer, "reopen_access_log", Server_reopen_access_log, 0);
+    rb_define_method(cServer, "stats", Server_stats, 0);
     rb_define_method(cServer, "threads", Server_threads, 0);
 }
