@@ -10,9 +10,10 @@ class CLIProcess
 
   attr_reader :pid, :port, :output
 
-  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE])
+  # env: variables for the child on top of this process's; chdir: where it runs.
+  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE], env: {}, chdir: ROOT)
     @reader, writer = IO.pipe
-    @pid = Process.spawn(*command, *args, out: writer, err: writer, chdir: ROOT)
+    @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir)
     writer.close
     @output = +""
     wait_for(/listening on http:\/\/[^:]+:(\d+)/) { |m| @port = m[1].to_i } if wait
