@@ -153,11 +153,18 @@ class TestExampleJsonApi < Minitest::Test
     @redis.wait_for(/Ready to accept connections/)
   end
 
+  # A free port below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and
+  # up by default): no outgoing connection of another process takes it while Redis is down
+  # between a stop and a start on it.
   def free_port
-    server = TCPServer.new("127.0.0.1", 0)
-    server.addr[1]
-  ensure
-    server&.close
+    100.times do
+      port = rand(20_000...32_768)
+      TCPServer.new("127.0.0.1", port).close
+      return port
+    rescue Errno::EADDRINUSE
+      next
+    end
+    flunk "no free port between 20000 and 32767"
   end
 
   def post_json(body)
