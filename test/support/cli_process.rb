@@ -10,7 +10,8 @@ class CLIProcess
 
   attr_reader :pid, :port, :output
 
-  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE], chdir: ROOT, env: {})
+  # env: variables for the child on top of this process's; chdir: where it runs.
+  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE], env: {}, chdir: ROOT)
     @reader, writer = IO.pipe
     @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir)
     writer.close

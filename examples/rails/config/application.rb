@@ -1,0 +1,19 @@
+# frozen_string_literal: true
+
+require_relative "boot"
+
+require "rails"
+require "active_model/railtie"
+require "active_record/railtie"
+require "action_controller/railtie"
+require "action_view/railtie"
+
+Bundler.require(*Rails.groups)
+
+module PostsApp
+  # One scaffold (posts: title, body) on SQLite, and a stylesheet in public/stylesheets.
+  class Application < Rails::Application
+    config.load_defaults 7.2
+    config.autoload_lib(ignore: %w[tasks])
+  end
+end

@@ -1,0 +1,127 @@
+# frozen_string_literal: true
+
+# examples/rails served by UP! the two ways users start a Rails app on a named server,
+# `rails s -u up` and `rackup -s up`, in production (a SECRET_KEY_BASE from the environment,
+# a database made by `rails db:prepare` in a temp dir): the scaffold's index page links its
+# stylesheet, which UP! serves too, and a post created through the form (CSRF token and
+# session cookie from the form page) is shown afterwards. The app's own bundle
+# (examples/rails/Gemfile) is installed by bin/setup --test.
+require_relative "helper"
+require_relative "support/cli_process"
+require "bundler"
+require "securerandom"
+require "tmpdir"
+require "fileutils"
+require "uri"
+
+class TestExampleRails < Minitest::Test
+  include UpTestHelpers
+
+  RAILS_DIR = File.expand_path("../examples/rails", __dir__)
+  STYLESHEET = "/stylesheets/application.css"
+
+  def setup
+    @dir = Dir.mktmpdir("up-rails")
+    @env = {
+      "BUNDLE_GEMFILE" => File.join(RAILS_DIR, "Gemfile"),
+      "RAILS_ENV" => "production",
+      "RACK_ENV" => "production",
+      "SECRET_KEY_BASE" => SecureRandom.hex(64),
+      "DATABASE_URL" => "sqlite3:#{File.join(@dir, "production.sqlite3")}"
+    }
+    prepare = in_rails_dir("rails", "db:prepare", wait: false)
+    assert prepare.wait(timeout: 45).success?, "rails db:prepare failed:\n#{prepare.output}"
+  end
+
+  def teardown
+    super
+    @server&.stop
+    FileUtils.rm_rf(@dir)
+  end
+
+  def test_rails_s_dash_u_up_serves_the_scaffold
+    @server = in_rails_dir("rails", "s", "-u", "up", "-p", "0", "-b", "127.0.0.1",
+                           "-P", File.join(@dir, "server.pid"))
+    check_the_scaffold
+    @server.signal(:INT)
+    assert @server.wait.success?, @server.output
+  end
+
+  def test_rackup_dash_s_up_serves_the_scaffold
+    @server = in_rails_dir("rackup", "-s", "up", "-p", "0", "-o", "127.0.0.1")
+    check_the_scaffold
+    @server.signal(:INT)
+    assert @server.wait.success?, @server.output
+  end
+
+  private
+
+  def check_the_scaffold
+    @port = @server.port
+
+    index, hints = request("GET", "/posts")
+    assert_equal 200, index.status, index.body
+    assert_includes index.body, "<h1>Posts</h1>"
+    assert_includes index.body, "Post 1" # from db/seeds.rb
+    assert_includes index.body, %(<link rel="stylesheet" href="#{STYLESHEET}" />)
+    # Rails sends the stylesheet ahead as a 103 through env["rack.early_hints"].
+    assert_equal [103], hints.map(&:status)
+    assert_includes hints.first["link"], "<#{STYLESHEET}>; rel=preload"
+
+    css, = request("GET", STYLESHEET)
+    assert_equal [200, "text/css"], [css.status, css["content-type"]]
+    assert_equal File.read(File.join(RAILS_DIR, "public", STYLESHEET)), css.body
+
+    create_a_post_through_the_form
+  end
+
+  def create_a_post_through_the_form
+    form, = request("GET", "/posts/new")
+    assert_equal 200, form.status
+    token = form.body[/name="authenticity_token" value="([^"]+)"/, 1] or flunk "no CSRF token:\n#{form.body}"
+    cookie = session_cookie(form)
+    fields = { "post[title]" => "Sent to UP!", "post[body]" => "Through the scaffold's form." }
+
+    refused, = request("POST", "/posts", { "Cookie" => cookie }, URI.encode_www_form(fields))
+    assert_equal 422, refused.status, "a POST without the CSRF token was accepted"
+
+    created, = request("POST", "/posts", { "Cookie" => cookie },
+                       URI.encode_www_form(fields.merge("authenticity_token" => token)))
+    assert_equal 302, created.status, created.body
+    path = URI(created["location"]).path
+    assert_match(%r{\A/posts/\d+\z}, path)
+
+    shown, = request("GET", path, "Cookie" => session_cookie(created))
+    assert_equal 200, shown.status
+    assert_includes shown.body, "Post was successfully created."
+    assert_includes shown.body, "Sent to UP!"
+    assert_includes request("GET", "/posts").first.body, "Through the scaffold&#39;s form."
+  end
+
+  # `bundle exec COMMAND` in examples/rails, with its Gemfile and none of the test's own
+  # bundle (Bundler.with_original_env drops what `bundle exec rake` set, RUBYOPT included).
+  def in_rails_dir(*command, wait: true)
+    Bundler.with_original_env do
+      CLIProcess.new("exec", *command, command: ["bundle"], env: @env, chdir: RAILS_DIR, wait: wait)
+    end
+  end
+
+  # One request on a new connection: the final response, and the 1xx ones before it.
+  def request(method, path, headers = {}, body = "")
+    head = { "Host" => "127.0.0.1:#{@port}", "Connection" => "close",
+             "Content-Length" => body.bytesize }
+    head["Content-Type"] = "application/x-www-form-urlencoded" if method == "POST"
+    sock = connect
+    sock.write("#{method} #{path} HTTP/1.1\r\n#{head.merge(headers).map { |k, v| "#{k}: #{v}\r\n" }.join}\r\n#{body}")
+    hints = []
+    while (res = read_response(sock)) && res.status < 200
+      hints << res
+    end
+    flunk "#{method} #{path}: no response" unless res
+    [res, hints]
+  end
+
+  def session_cookie(response)
+    response["set-cookie"].to_s[/_posts_app_session=[^;]+/] or flunk "no session cookie: #{response.headers}"
+  end
+end
