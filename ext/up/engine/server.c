@@ -163,7 +163,11 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
     up_listener_t *l = (up_listener_t *)w;
     up_server_t *server = l->server;
     (void)revents;
-    for (int i = 0; i < ACCEPTS_PER_EVENT && !server->accept_held && !server->stopping; i++) {
+    /* Woken alone among the workers (exclusive), take one connection and let the next one
+     * arriving wake another worker: taking all that are queued would land a burst of new
+     * connections on one worker while the others sit idle. */
+    int max = server->config.exclusive_accept ? 1 : ACCEPTS_PER_EVENT;
+    for (int i = 0; i < max && !server->accept_held && !server->stopping; i++) {
         struct sockaddr_storage addr;
         socklen_t addr_len = sizeof(addr);
         int fd = up_tcp_accept(w->fd, (struct sockaddr *)&addr, &addr_len);
