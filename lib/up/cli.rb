@@ -68,6 +68,9 @@ module Up
         o.on("-k", "--key-file FILE", "Private key file") { |v| options[:key_file] = v }
         o.on("-l", "--log-file FILE", "Write the server log to FILE (stderr)") { |v| options[:log_file] = v }
         o.on("-P", "--pid-file FILE", "Write the process id to FILE") { |v| options[:pid_file] = v }
+        o.on("--[no-]preload", "Load the app in the master before forking workers (on); off:",
+             "each worker loads it, so USR1 restarts them one by one on new code") { |v| options[:preload] = v }
+        o.on("--worker-timeout SECONDS", Float, "A worker silent this long is killed and replaced (#{DEFAULTS[:worker_timeout]})") { |v| options[:worker_timeout] = v }
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
         o.on("--max-head-size BYTES", Integer, "Request line + headers; larger gets 431 (#{DEFAULTS[:max_head_size]})") { |v| options[:max_head_size] = v }

@@ -60,7 +60,9 @@ module Up
       Setting.new(:keepalive_timeout, :seconds, 20,                nil, nil,        "--keepalive-timeout"),
       Setting.new(:write_timeout,     :seconds, 30,                nil, nil,        "--write-timeout"),
       Setting.new(:max_pipeline,      :integer, 32,                1,   UINT_MAX,   "--max-pipeline"),
-      Setting.new(:shutdown_timeout,  :seconds, 30,                nil, nil,        "--shutdown-timeout")
+      Setting.new(:shutdown_timeout,  :seconds, 30,                nil, nil,        "--shutdown-timeout"),
+      Setting.new(:preload,           :boolean, true,              nil, nil,        "--[no-]preload"),
+      Setting.new(:worker_timeout,    :seconds, 60,                nil, nil,        "--worker-timeout")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
