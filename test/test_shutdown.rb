@@ -79,6 +79,41 @@ class TestShutdown < Minitest::Test
     end
   end
 
+  # stop(0), QUIT's stop: the requests in the app are cut off now, not after shutdown_timeout.
+  def test_stop_with_a_timeout_of_0_cuts_off_requests_in_flight_at_once
+    in_app = Queue.new
+    server = start_server(lambda { |_env|
+      in_app << true
+      sleep 20
+      [200, {}, ["late"]]
+    }, threads: 2, shutdown_timeout: 30)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    in_app.pop
+    t0 = monotonic_now
+    server.server.stop(0)
+    assert closed_by_server?(sock, timeout: 5), "the request in flight was not cut off"
+    server.stop(timeout: 5)
+    assert_operator monotonic_now - t0, :<, 3
+  end
+
+  def test_a_later_stop_only_brings_the_deadline_nearer
+    in_app = Queue.new
+    server = start_server(lambda { |_env|
+      in_app << true
+      sleep 20
+      [200, {}, ["late"]]
+    }, threads: 1, shutdown_timeout: 0.5)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    in_app.pop
+    t0 = monotonic_now
+    server.server.stop
+    server.server.stop(60)
+    server.stop(timeout: 10)
+    assert_operator monotonic_now - t0, :<, 3
+  end
+
   # The cluster master shuts its listening sockets down at a final stop, so the kernel refuses
   # new connections at once; a worker whose loop still watches one sees accept fail (EINVAL)
   # and must stop accepting on it quietly, neither spin nor log an error.
