@@ -14,10 +14,16 @@ module Up
       @logger = Log.new(io)
     end
 
-    # Called by the binding, under rescue, when the app, its body or a callback raises.
+    # Called by the binding, under rescue, when the app, its body or a callback raises. An
+    # invalid response is the app's mistake, found by the binding in C: its backtrace would
+    # point into UP!, so it is logged with the app's request and the message alone.
     def report_exception(error, env)
       where = env ? "#{env["REQUEST_METHOD"]} #{env["REQUEST_URI"]}" : "building the env"
-      log("error in #{where}: #{error.full_message(highlight: false, order: :top)}")
+      if error.is_a?(InvalidResponse)
+        log("invalid response from the app to #{where}: #{error.message}")
+      else
+        log("error in #{where}: #{error.full_message(highlight: false, order: :top)}")
+      end
     end
 
     def log(message)
