@@ -1,126 +1,173 @@
 # frozen_string_literal: true
 
-require "socket"
-require_relative "server"
+require_relative "runner"
+require_relative "cluster/worker_handle"
+require_relative "cluster/worker"
 
 module Up
-  # The master process of -w N (N > 1). It binds the listening sockets and loads the app once,
-  # forks N workers that each run an Up::Server on the inherited sockets, replaces a worker
-  # that dies, and on INT/TERM stops them all gracefully. It serves no request itself.
-  # Created by Up::Launcher, which owns the pid and log files.
-  class Cluster
-    # Back-off between respawns of workers that keep dying at boot.
-    RESPAWN_DELAY = 0.5
+  # The master process of -w N (N > 1). Created by Up::Launcher on sockets it has bound, it
+  # loads the app once (unless --no-preload), forks N workers (Up::Cluster::Worker) that serve
+  # it on those sockets, and supervises them from one loop; it serves no request itself. It
+  # owns the workers (an Up::Cluster::WorkerHandle each), its signal pipe and the check pipe
+  # whose EOF tells workers the master is gone; not the sockets, log or pid file.
+  #
+  # The traps only write a byte; the loop (#supervise) does the work:
+  #
+  #   INT, TERM   graceful stop: workers stop accepting and finish requests in flight within
+  #               --shutdown-timeout (then they are killed); exit status 0
+  #   QUIT        immediate stop: workers are killed
+  #   USR1, USR2  restarts, not built yet: logged and ignored
+  #   HUP         reopen the log file, here and in every worker
+  #   TTIN, TTOU  one worker more, one fewer (never below one)
+  #
+  # A worker that exits is replaced at once; one that exits before it served (it failed to
+  # boot) after a back-off that doubles with each failure in a row. One that writes nothing
+  # to its pipe for --worker-timeout seconds (hung, or stopped) is killed and replaced.
+  class Cluster < Runner
+    SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU CHLD].freeze
+    # Back-off before the next try after the first boot failure in a row; it doubles, to MAX.
+    BOOT_BACKOFF = 0.5
+    BOOT_BACKOFF_MAX = 30
+    # A worker asked to stop gets --shutdown-timeout plus this before it is killed.
+    KILL_GRACE = 5
+    # The loop wakes at least this often, events or not.
+    MAX_WAIT = 5
 
-    def initialize(options, app, server_options, log)
-      @options = options
-      @app = app
-      @server_options = server_options.merge(multiprocess: true)
-      @log = log
-      @workers = {}
-      @stopping = false
+    def initialize(options, **rest)
+      super
+      @handles = []
+      @worker_count = options[:workers]
+      @phase = 0
+      @boot_failures = Hash.new(0)
+      @respawn_at = {}
+      @state = :running # then :stopping
     end
 
     def run
-      @sockets = bind
-      @wake_r, @wake_w = IO.pipe
+      @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
-      trap_signals
-      @options[:workers].times { |i| spawn_worker(i) }
-      @log.call("UP! #{VERSION} master #{Process.pid} listening on #{urls.join(", ")} " \
-                "(workers #{@options[:workers]}, threads #{@options[:threads]})")
+      @app = @options[:preload] ? @load_app.call : nil
+      Process.setproctitle(title("master"))
+      @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
+                "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
+      hook(:before_fork)
       supervise
       @log.call("stopped")
-    ensure
-      @sockets&.each(&:close)
+      :stop
+    end
+
+    # Graceful stop from another thread (rackup's shutdown with -O workers=N).
+    def stop
+      @signals&.post("TERM")
     end
 
     private
 
-    def bind
-      addresses = Addrinfo.getaddrinfo(@options[:bind], @options[:port], nil, :STREAM, nil, Socket::AI_PASSIVE)
-      sockets = addresses.map do |ai|
-        Socket.new(ai.afamily, :STREAM).tap do |s|
-          s.setsockopt(:SOCKET, :REUSEADDR, true)
-          s.ipv6only! if ai.ipv6?
-          s.bind(ai)
-          s.listen(1024)
-        end
-      end
-      raise Launcher::StartError, "no address to bind for #{@options[:bind]}" if sockets.empty?
-
-      sockets
-    rescue SystemCallError, SocketError => e
-      sockets&.each(&:close)
-      raise Launcher::StartError, "cannot listen on #{@options[:bind]}:#{@options[:port]}: #{e.message}"
-    end
-
-    def urls
-      @sockets.map do |s|
-        a = s.local_address
-        host = a.ipv6? ? "[#{a.ip_address}]" : a.ip_address
-        "http://#{host}:#{a.ip_port}"
-      end
-    end
-
-    # Handlers only write a byte; the loop in #supervise does the work.
-    def trap_signals
-      %w[INT TERM].each do |sig|
-        Signal.trap(sig) do
-          @stopping = true
-          wake
-        end
-      end
-      Signal.trap("CHLD") { wake }
-    end
-
-    def wake
-      @wake_w.write_nonblock(".", exception: false)
-    end
-
-    def spawn_worker(index)
-      pid = fork { run_worker(index) }
-      @workers[pid] = index
-    end
-
-    def run_worker(index)
-      # Until this worker has traps of its own, the master's run in it: a stop asked for in
-      # that window only sets @stopping here (the master's wake pipe is not this process's).
-      # Keep it, and hand it to the server: a stop before Server#run is never lost.
-      stop_asked = false
-      %w[INT TERM].each { |sig| Signal.trap(sig) { stop_asked = true } }
-      stop_asked ||= @stopping
-      @wake_r.close
-      @wake_w.close
-      @check_w.close
-      Signal.trap("CHLD", "DEFAULT")
-      server = Server.new(@app, @server_options)
-      server.logger = @log
-      @sockets.each { |s| server.listen_fd(s.fileno) }
-      %w[INT TERM].each { |sig| Signal.trap(sig) { server.stop } }
-      server.stop if stop_asked
-      # EOF on the check pipe means the master is gone: stop rather than serve orphaned.
-      Thread.new do
-        @check_r.read
-        server.stop
-      end
-      @log.call("worker #{index} booted (pid #{Process.pid})")
-      server.run
-      exit!(0)
-    rescue StandardError => e
-      warn "worker #{index} failed: #{e.full_message(highlight: false)}"
-      exit!(1)
-    end
+    # ---------------------------------------------------------------- the loop
 
     def supervise
-      until @stopping && @workers.empty?
-        @wake_r.wait_readable(1)
-        @wake_r.read_nonblock(4096, exception: false)
-        reap
-        next unless @stopping
+      loop do
+        spawn_missing
+        watch_workers
+        break if @state == :stopping && @handles.empty?
 
-        stop_workers
-        break
+        wait
+      end
+    end
+
+    # Sleeps until a signal, a worker's byte, or the next deadline (a respawn, a timeout).
+    def wait
+      ready, = IO.select([@signals.reader, *@handles.filter_map(&:pipe)], nil, nil, wait_time)
+      t = now
+      ready&.each do |io|
+        if io.equal?(@signals.reader)
+          @signals.take.each { |signal| on_signal(signal) }
+        elsif (handle = @handles.find { |h| h.pipe.equal?(io) }) && handle.read(t)
+          on_booted(handle)
+        end
+      end
+      reap
+    end
+
+    # Until the next thing due: a respawn after a back-off, a heartbeat deadline, the end of a
+    # stopping worker's grace. Nothing already past counts (a killed worker not yet reaped, a
+    # back-off for an index that is served meanwhile), or the loop would spin.
+    def wait_time
+      t = now
+      times = [t + MAX_WAIT, *@respawn_at.values]
+      @handles.each do |h|
+        next if h.killed?
+
+        times << h.last_checkin + @options[:worker_timeout] if h.pipe && !h.stopping?
+        times << h.term_sent_at + @options[:shutdown_timeout] + KILL_GRACE if h.term_sent_at
+      end
+      (times.select { |time| time > t }.min - t) + 0.001
+    end
+
+    def on_signal(signal)
+      case signal
+      when "INT", "TERM" then stop_gracefully(signal)
+      when "QUIT" then stop_now
+      when "HUP" then reopen_logs(signal)
+      when "CHLD" then nil # #wait reaps after every wake-up
+      else
+        return @log.call("#{signal}: ignored while stopping") unless @state == :running
+
+        case signal
+        when "USR1", "USR2" then @log.call("#{signal}: restarts are not built yet; ignored")
+        when "TTIN" then more_workers
+        when "TTOU" then fewer_workers
+        end
+      end
+    end
+
+    # ---------------------------------------------------------------- workers
+
+    def spawn_missing
+      return unless @state == :running
+
+      t = now
+      @worker_count.times do |index|
+        next if @handles.any? { |h| h.index == index && !h.stopping? }
+        next if @respawn_at.fetch(index, t) > t
+
+        spawn(index)
+      end
+    end
+
+    # Forks the worker for index. A fork that fails (out of processes or memory) is logged
+    # and tried again after a back-off, like a worker that failed to boot: the master lives on.
+    def spawn(index)
+      reader, writer = IO.pipe
+      others = [@check_w, *@handles.filter_map(&:pipe)]
+      pid = fork do
+        reader.close
+        Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
+                   close: others, options: @options, server_options: server_options(multiprocess: true),
+                   sockets: @binder.sockets, log: @log, hooks: @hooks, app: @app, load_app: @load_app,
+                   title: title("worker #{index}")).run
+      end
+      writer.close
+      @respawn_at.delete(index)
+      @handles << WorkerHandle.new(index: index, pid: pid, phase: @phase, pipe: reader)
+      hook(:after_worker_fork, index)
+    rescue SystemCallError => e
+      [reader, writer].each { |io| io&.close unless io&.closed? }
+      @respawn_at[index] = now + BOOT_BACKOFF_MAX
+      @log.call("cannot fork worker #{index}: #{e.message}; next try in #{BOOT_BACKOFF_MAX} s")
+    end
+
+    # Kills workers that went silent, and those that did not stop in time when asked.
+    def watch_workers
+      t = now
+      @handles.each do |h|
+        if !h.stopping? && h.timed_out?(t, @options[:worker_timeout])
+          @log.call("worker #{h.index} (pid #{h.pid}) sent no heartbeat for #{@options[:worker_timeout]} s; killing it")
+          h.kill!
+        elsif h.term_sent_at && !h.killed? && t - h.term_sent_at > @options[:shutdown_timeout] + KILL_GRACE
+          @log.call("worker #{h.index} (pid #{h.pid}) did not stop in time; killing it")
+          h.kill!
+        end
       end
     end
 
@@ -129,29 +176,79 @@ module Up
         pid, status = Process.wait2(-1, Process::WNOHANG)
         break unless pid
 
-        index = @workers.delete(pid)
-        next if @stopping || index.nil?
+        handle = @handles.find { |h| h.pid == pid }
+        next unless handle
 
-        @log.call("worker #{index} (pid #{pid}) exited with #{status.inspect}; starting a new one")
-        sleep RESPAWN_DELAY
-        spawn_worker(index)
+        @handles.delete(handle)
+        handle.close
+        exited(handle, status)
       end
     rescue Errno::ECHILD
       nil
     end
 
-    def stop_workers
-      @workers.each_key { |pid| Process.kill(:TERM, pid) rescue Errno::ESRCH } # rubocop:disable Style/RescueModifier
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + @options[:shutdown_timeout] + 5
-      until @workers.empty?
-        if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-          @workers.each_key { |pid| Process.kill(:KILL, pid) rescue Errno::ESRCH } # rubocop:disable Style/RescueModifier
-        end
-        pid = Process.wait(-1, Process::WNOHANG)
-        pid ? @workers.delete(pid) : sleep(0.05)
+    def exited(handle, status)
+      i = handle.index
+      if @state != :running || handle.term_sent_at
+        @log.call("worker #{i} (pid #{handle.pid}) stopped")
+      elsif handle.booted?
+        @boot_failures.delete(i)
+        @log.call("worker #{i} (pid #{handle.pid}) exited with #{status.inspect}; starting a new one")
+      else
+        boot_failed(handle, status)
       end
-    rescue Errno::ECHILD
-      @workers.clear
+    end
+
+    def boot_failed(handle, status)
+      i = handle.index
+      n = @boot_failures[i] += 1
+      delay = [BOOT_BACKOFF * 2**(n - 1), BOOT_BACKOFF_MAX].min
+      @respawn_at[i] = now + delay
+      @log.call("worker #{i} (pid #{handle.pid}) failed to boot (#{status.inspect}; #{n} in a row); " \
+                "next try in #{delay} s")
+    end
+
+    def on_booted(handle)
+      @boot_failures.delete(handle.index)
+    end
+
+    # ---------------------------------------------------------------- signals
+
+    def stop_gracefully(signal)
+      return if @state == :stopping
+
+      @state = :stopping
+      @log.call("#{signal}: stopping #{@handles.size} workers; requests in flight get " \
+                "#{@options[:shutdown_timeout]} s")
+      t = now
+      @handles.each { |h| h.term!(t) }
+      @binder.shutdown
+    end
+
+    def stop_now
+      @state = :stopping
+      @log.call("QUIT: stopping at once; killing #{@handles.size} workers")
+      @handles.each(&:kill!)
+      @binder.shutdown
+    end
+
+    def reopen_logs(signal)
+      reopen_log(signal)
+      @handles.each { |h| h.signal(:HUP) } if @log.path
+    end
+
+    def more_workers
+      @worker_count += 1
+      @log.call("TTIN: workers #{@worker_count}")
+    end
+
+    def fewer_workers
+      return @log.call("TTOU: one worker left; not stopping it") if @worker_count == 1
+
+      @worker_count -= 1
+      @log.call("TTOU: workers #{@worker_count}")
+      t = now
+      @handles.each { |h| h.term!(t) if h.index >= @worker_count && !h.stopping? }
     end
   end
 end

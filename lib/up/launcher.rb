@@ -1,34 +1,39 @@
 # frozen_string_literal: true
 
 require "rack"
-require_relative "server"
+require_relative "log"
+require_relative "hooks"
+require_relative "binder"
+require_relative "single"
+require_relative "cluster"
 
 module Up
-  # Starts a server from parsed CLI options: loads config.ru, binds, writes the pid file,
-  # traps INT/TERM for a graceful stop and runs until then. Created by Up::CLI.
+  # Starts UP! from checked options (Up::CLI, Up::RackHandler): opens the log, binds the
+  # sockets, writes the pid file, and runs one process (Up::Single, -w 0 or 1) or a master and
+  # workers (Up::Cluster). It owns the log, the sockets and the pid file.
   class Launcher
     # A reason the server cannot start that the user can fix (no config.ru, port in use).
     class StartError < StandardError; end
 
-    SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
-                        body_timeout keepalive_timeout write_timeout max_pipeline
-                        shutdown_timeout].freeze
+    SERVER_OPTIONS = Runner::SERVER_OPTIONS
 
-    def initialize(options, app: nil)
+    # app: an app already loaded (rackup's), else config.ru is loaded. hooks: an Up::Hooks
+    # (the config file's).
+    def initialize(options, app: nil, hooks: Hooks.new)
       @options = options
       @app = app
+      @hooks = hooks
+      @dir = Dir.pwd
     end
 
     def run
       raise_file_limit
-      log_io = open_log
-      app = @app || load_app
+      @log = open_log
       write_pid_file
-      if @options[:workers] > 1
-        run_cluster(app, log_io)
-      else
-        run_single(app, log_io)
-      end
+      @binder = Binder.new(@options).bind
+      runner_class = @options[:workers] > 1 ? Cluster : Single
+      @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app))
+      @runner.run
       0
     ensure
       remove_pid_file
@@ -36,25 +41,13 @@ module Up
 
     # Graceful stop from another thread (rackup's shutdown).
     def stop
-      @server&.stop
+      @runner&.stop
     end
 
     private
 
-    def run_single(app, log_io)
-      server = @server = Server.new(app, @options.slice(*SERVER_OPTIONS).merge(multiprocess: false))
-      server.log_io = log_io
-      listen(server)
-      trap_signals(server)
-      server.log("UP! #{VERSION} listening on #{urls(server).join(", ")} " \
-                 "(pid #{Process.pid}, threads #{@options[:threads]})")
-      server.run
-      server.log("stopped")
-    end
-
-    def run_cluster(app, log_io)
-      require_relative "cluster"
-      Cluster.new(@options, app, @options.slice(*SERVER_OPTIONS), Log.new(log_io)).run
+    def app
+      @app || load_app
     end
 
     # Each connection is a file descriptor; the usual soft limit of 1024 would cap a server
@@ -67,26 +60,14 @@ module Up
     end
 
     def load_app
-      path = File.expand_path(@options[:config])
+      path = File.expand_path(@options[:config], @dir)
       raise StartError, "#{@options[:config]} not found" unless File.file?(path)
 
       Rack::Builder.parse_file(path)
     end
 
-    def listen(server)
-      server.listen(@options[:bind], @options[:port])
-    rescue ListenError => e
-      raise StartError, e.message
-    end
-
-    def urls(server)
-      server.addresses.map { |host, port| "http://#{host}:#{port}" }
-    end
-
     def open_log
-      return $stderr unless @options[:log_file]
-
-      File.open(@options[:log_file], "a").tap { |f| f.sync = true }
+      @options[:log_file] ? Log.open(@options[:log_file]) : Log.new($stderr)
     rescue SystemCallError => e
       raise StartError, "cannot open log file: #{e.message}"
     end
@@ -104,11 +85,6 @@ module Up
       File.delete(path) if path && File.exist?(path) && File.read(path).to_i == Process.pid
     rescue SystemCallError
       nil
-    end
-
-    # The trap only asks for a stop: Server#stop sets a flag and wakes the loop.
-    def trap_signals(server)
-      %w[INT TERM].each { |signal| Signal.trap(signal) { server.stop } }
     end
   end
 end

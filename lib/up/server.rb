@@ -4,9 +4,10 @@ require_relative "up_ext"
 require_relative "log"
 
 module Up
-  # One engine server (the C part is ext/up/ruby/server_object.c): Up::CLI and the rackup
-  # handler create it with the app and the options, call #listen and #run, and #stop it from
-  # a signal trap. This file adds what the C side calls back into: logging.
+  # One engine server (the C part is ext/up/ruby/server_object.c): the runners (Up::Single,
+  # Up::Cluster::Worker) create it with the app and the options, hand it the listening sockets
+  # (#listen_fd), #run it on the main thread and #stop it from their control thread. This
+  # file adds what the C side calls back into: logging.
   class Server
     attr_writer :logger
 

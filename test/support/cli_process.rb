@@ -10,9 +10,9 @@ class CLIProcess
 
   attr_reader :pid, :port, :output
 
-  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE])
+  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE], env: {})
     @reader, writer = IO.pipe
-    @pid = Process.spawn(*command, *args, out: writer, err: writer, chdir: ROOT)
+    @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: ROOT)
     writer.close
     @output = +""
     wait_for(/listening on http:\/\/[^:]+:(\d+)/) { |m| @port = m[1].to_i } if wait

@@ -1,0 +1,93 @@
+# frozen_string_literal: true
+
+require "socket"
+require "io/nonblock"
+
+module Up
+  # The listening sockets, bound from the options. Up::Launcher creates it and owns the
+  # sockets; the runners hand their numbers to
+  # Up::Server#listen_fd, which serves on them without closing them.
+  class Binder
+    BACKLOG = 1024
+
+    attr_reader :sockets
+
+    def initialize(options)
+      @options = options
+      @sockets = []
+    end
+
+    # Raises Launcher::StartError when nothing can be bound.
+    def bind
+      bind_new
+      self
+    end
+
+    def urls
+      @sockets.map do |s|
+        a = s.local_address
+        host = a.ipv6? ? "[#{a.ip_address}]" : a.ip_address
+        "http://#{host}:#{a.ip_port}"
+      end
+    end
+
+    # host:port of each socket, for process titles.
+    def addresses
+      urls.map { |url| url.delete_prefix("http://") }
+    end
+
+    # At a final stop: the sockets stop listening now, in every process that shares them,
+    # so new connections are refused at once instead of waiting in the backlog while
+    # workers drain and being reset when the last one exits. A server still watching one
+    # sees accept fail with EINVAL and stops accepting on it (ext/up/engine/server.c).
+    def shutdown
+      @sockets.each do |s|
+        s.shutdown(Socket::SHUT_RDWR)
+      rescue SystemCallError, IOError
+        nil
+      end
+    end
+
+    def close
+      @sockets.each { |s| s.close unless s.closed? }
+      @sockets = []
+    end
+
+    private
+
+    # Every address the host names (localhost: 127.0.0.1 and ::1). One that cannot be bound
+    # is skipped (a host without IPv6), but a port in use is an error whatever else bound.
+    # With port 0 the addresses share the port the kernel gave the first.
+    def bind_new
+      host = @options[:bind]
+      port = @options[:port]
+      addresses = Addrinfo.getaddrinfo(host, port, nil, :STREAM, nil, Socket::AI_PASSIVE)
+      error = nil
+      addresses.each do |ai|
+        ai = Addrinfo.tcp(ai.ip_address, @sockets.first.local_address.ip_port) if port.zero? && @sockets.any?
+        @sockets << listen(ai)
+      rescue Errno::EADDRINUSE
+        raise
+      rescue SystemCallError => e
+        error = e
+      end
+      raise error || SocketError.new("no address") if @sockets.empty?
+    rescue SystemCallError, SocketError => e
+      close
+      raise Launcher::StartError, "cannot listen on #{host}:#{port}: #{e.message}"
+    end
+
+    def listen(ai)
+      socket = Socket.new(ai.afamily, :STREAM)
+      socket.setsockopt(:SOCKET, :REUSEADDR, true)
+      socket.ipv6only! if ai.ipv6?
+      socket.bind(ai)
+      socket.listen(BACKLOG)
+      socket.nonblock = true
+      socket
+    rescue SystemCallError
+      socket&.close
+      raise
+    end
+  end
+end
