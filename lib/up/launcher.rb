@@ -29,8 +29,9 @@ module Up
     def run
       raise_file_limit
       @log = open_log
-      write_pid_file
+      check_pid_file
       @binder = Binder.new(@options).bind
+      write_pid_file
       runner_class = @options[:workers] > 1 ? Cluster : Single
       @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app))
       @runner.run
@@ -72,17 +73,47 @@ module Up
       raise StartError, "cannot open log file: #{e.message}"
     end
 
+    # ---------------------------------------------------------------- pid file
+
+    # A pid file that names another live process means a server runs already: refuse, and
+    # leave its file alone. Ours (after a re-exec) or a stale one is overwritten.
+    def check_pid_file
+      path = @options[:pid_file]
+      return unless path && File.file?(path)
+
+      pid = File.read(path).to_i
+      return if pid <= 0 || pid == Process.pid || !alive?(pid)
+
+      raise StartError, "#{path} names process #{pid}, which is running (another UP!?); " \
+                        "stop it, or remove the file if it is not UP!"
+    rescue SystemCallError => e
+      raise StartError, "cannot read pid file: #{e.message}"
+    end
+
+    def alive?(pid)
+      Process.kill(0, pid)
+      true
+    rescue Errno::ESRCH
+      false
+    rescue Errno::EPERM
+      true
+    end
+
+    # Written once the sockets are bound, so a start that fails never touches it.
     def write_pid_file
       return unless @options[:pid_file]
 
       File.write(@options[:pid_file], "#{Process.pid}\n")
+      @pid_file_written = true
     rescue SystemCallError => e
       raise StartError, "cannot write pid file: #{e.message}"
     end
 
     def remove_pid_file
       path = @options[:pid_file]
-      File.delete(path) if path && File.exist?(path) && File.read(path).to_i == Process.pid
+      return unless @pid_file_written && File.exist?(path) && File.read(path).to_i == Process.pid
+
+      File.delete(path)
     rescue SystemCallError
       nil
     end
