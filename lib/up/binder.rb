@@ -4,10 +4,13 @@ require "socket"
 require "io/nonblock"
 
 module Up
-  # The listening sockets, bound from the options. Up::Launcher creates it and owns the
-  # sockets; the runners hand their numbers to
+  # The listening sockets: bound from the options at a cold start, or adopted from the
+  # previous image of this process after a USR2 re-exec, which leaves them open and names
+  # their numbers in UP_LISTEN_FDS (so not one connection is refused across the restart).
+  # Up::Launcher creates it and owns the sockets; the runners hand their numbers to
   # Up::Server#listen_fd, which serves on them without closing them.
   class Binder
+    ENV_FDS = "UP_LISTEN_FDS"
     BACKLOG = 1024
 
     attr_reader :sockets
@@ -15,12 +18,18 @@ module Up
     def initialize(options)
       @options = options
       @sockets = []
+      @inherited = false
     end
 
-    # Raises Launcher::StartError when nothing can be bound.
+    # Binds or adopts; raises Launcher::StartError when nothing can be bound.
     def bind
-      bind_new
+      fds = ENV.delete(ENV_FDS)
+      fds ? adopt(fds) : bind_new
       self
+    end
+
+    def inherited?
+      @inherited
     end
 
     def urls
@@ -34,6 +43,17 @@ module Up
     # host:port of each socket, for process titles.
     def addresses
       urls.map { |url| url.delete_prefix("http://") }
+    end
+
+    # What a re-exec needs to keep the sockets: they stay open across exec (FD_CLOEXEC
+    # cleared) and the new image finds them in the environment.
+    def exec_env
+      @sockets.each { |s| s.close_on_exec = false }
+      { ENV_FDS => @sockets.map(&:fileno).join(",") }
+    end
+
+    def exec_fds
+      @sockets.map(&:fileno)
     end
 
     # At a final stop: the sockets stop listening now, in every process that shares them,
@@ -54,6 +74,18 @@ module Up
     end
 
     private
+
+    def adopt(fds)
+      @inherited = true
+      @sockets = fds.split(",").map do |fd|
+        Socket.for_fd(Integer(fd)).tap do |s|
+          s.close_on_exec = true
+          s.nonblock = true
+        end
+      end
+    rescue ArgumentError, SystemCallError => e
+      raise Launcher::StartError, "cannot adopt the listening sockets #{ENV_FDS}=#{fds}: #{e.message}"
+    end
 
     # Every address the host names (localhost: 127.0.0.1 and ::1). One that cannot be bound
     # is skipped (a host without IPv6), but a port in use is an error whatever else bound.

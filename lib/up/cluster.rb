@@ -16,7 +16,11 @@ module Up
   #   INT, TERM   graceful stop: workers stop accepting and finish requests in flight within
   #               --shutdown-timeout (then they are killed); exit status 0
   #   QUIT        immediate stop: workers are killed
-  #   USR1, USR2  restarts, not built yet: logged and ignored
+  #   USR2        hot restart: #run returns :restart and the launcher re-executes the master
+  #               in place (same pid), the sockets and the workers' check pipe kept open; the
+  #               new image loads the app again, forks new workers, and once they all serve
+  #               lets the old ones drain (UP_OLD_WORKERS, UP_OLD_CHECK_FDS)
+  #   USR1        the same as USR2 for now
   #   HUP         reopen the log file, here and in every worker
   #   TTIN, TTOU  one worker more, one fewer (never below one)
   #
@@ -25,6 +29,8 @@ module Up
   # to its pipe for --worker-timeout seconds (hung, or stopped) is killed and replaced.
   class Cluster < Runner
     SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU CHLD].freeze
+    ENV_OLD_WORKERS = "UP_OLD_WORKERS"
+    ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS"
     # Back-off before the next try after the first boot failure in a row; it doubles, to MAX.
     BOOT_BACKOFF = 0.5
     BOOT_BACKOFF_MAX = 30
@@ -36,22 +42,26 @@ module Up
     def initialize(options, **rest)
       super
       @handles = []
+      @old_checks = []
       @worker_count = options[:workers]
       @phase = 0
       @boot_failures = Hash.new(0)
       @respawn_at = {}
-      @state = :running # then :stopping
+      @state = :running # then :stopping or :restarting
     end
 
     def run
       @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
+      adopt_old_workers
       @app = @options[:preload] ? @load_app.call : nil
       Process.setproctitle(title("master"))
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
       hook(:before_fork)
       supervise
+      return :restart if @state == :restarting
+
       @log.call("stopped")
       :stop
     end
@@ -59,6 +69,18 @@ module Up
     # Graceful stop from another thread (rackup's shutdown with -O workers=N).
     def stop
       @signals&.post("TERM")
+    end
+
+    # The check pipe stays open across the re-exec, so the workers serve on until the new
+    # image has its own up; it and the workers are named in the environment.
+    def exec_env
+      checks = [@check_w, *@old_checks]
+      checks.each { |io| io.close_on_exec = false }
+      { ENV_OLD_WORKERS => @handles.map(&:to_env).join(","), ENV_OLD_CHECKS => checks.map(&:fileno).join(",") }
+    end
+
+    def exec_fds
+      [@check_w, *@old_checks].map(&:fileno)
     end
 
     private
@@ -69,7 +91,7 @@ module Up
       loop do
         spawn_missing
         watch_workers
-        break if @state == :stopping && @handles.empty?
+        break if @state == :restarting || (@state == :stopping && @handles.empty?)
 
         wait
       end
@@ -98,7 +120,7 @@ module Up
       @handles.each do |h|
         next if h.killed?
 
-        times << h.last_checkin + @options[:worker_timeout] if h.pipe && !h.stopping?
+        times << h.last_checkin + @options[:worker_timeout] if h.pipe && !h.inherited? && !h.stopping?
         times << h.term_sent_at + @options[:shutdown_timeout] + KILL_GRACE if h.term_sent_at
       end
       (times.select { |time| time > t }.min - t) + 0.001
@@ -114,7 +136,8 @@ module Up
         return @log.call("#{signal}: ignored while stopping") unless @state == :running
 
         case signal
-        when "USR1", "USR2" then @log.call("#{signal}: restarts are not built yet; ignored")
+        when "USR2" then hot_restart(signal)
+        when "USR1" then hot_restart(signal)
         when "TTIN" then more_workers
         when "TTOU" then fewer_workers
         end
@@ -128,7 +151,7 @@ module Up
 
       t = now
       @worker_count.times do |index|
-        next if @handles.any? { |h| h.index == index && !h.stopping? }
+        next if @handles.any? { |h| h.index == index && !h.inherited? && !h.stopping? }
         next if @respawn_at.fetch(index, t) > t
 
         spawn(index)
@@ -139,7 +162,7 @@ module Up
     # and tried again after a back-off, like a worker that failed to boot: the master lives on.
     def spawn(index)
       reader, writer = IO.pipe
-      others = [@check_w, *@handles.filter_map(&:pipe)]
+      others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe)]
       pid = fork do
         reader.close
         Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
@@ -189,7 +212,7 @@ module Up
 
     def exited(handle, status)
       i = handle.index
-      if @state != :running || handle.term_sent_at
+      if @state != :running || handle.term_sent_at || handle.inherited?
         @log.call("worker #{i} (pid #{handle.pid}) stopped")
       elsif handle.booted?
         @boot_failures.delete(i)
@@ -210,6 +233,20 @@ module Up
 
     def on_booted(handle)
       @boot_failures.delete(handle.index)
+      release_old_workers
+    end
+
+    # After a hot restart: once a new worker serves at every index, the previous image's
+    # workers drain (EOF on their check pipe, and TERM).
+    def release_old_workers
+      old = @handles.select(&:inherited?)
+      return if old.empty? && @old_checks.empty?
+      return unless (0...@worker_count).all? { |i| @handles.any? { |h| h.index == i && h.phase == @phase && h.booted? } }
+
+      @log.call("hot restart: #{@worker_count} new workers serve; #{old.size} old workers drain")
+      @old_checks.each(&:close)
+      @old_checks = []
+      old.each { |h| h.term!(now) }
     end
 
     # ---------------------------------------------------------------- signals
@@ -223,6 +260,8 @@ module Up
       t = now
       @handles.each { |h| h.term!(t) }
       @binder.shutdown
+      @old_checks.each(&:close)
+      @old_checks = []
     end
 
     def stop_now
@@ -237,6 +276,13 @@ module Up
       @handles.each { |h| h.signal(:HUP) } if @log.path
     end
 
+    def hot_restart(signal)
+      @log.call("#{signal}: hot restart: re-executing the master in place (pid #{Process.pid}); " \
+                "the workers serve until new ones are up")
+      hook(:on_restart)
+      @state = :restarting
+    end
+
     def more_workers
       @worker_count += 1
       @log.call("TTIN: workers #{@worker_count}")
@@ -248,7 +294,22 @@ module Up
       @worker_count -= 1
       @log.call("TTOU: workers #{@worker_count}")
       t = now
-      @handles.each { |h| h.term!(t) if h.index >= @worker_count && !h.stopping? }
+      @handles.each { |h| h.term!(t) if h.index >= @worker_count && !h.stopping? && !h.inherited? }
+    end
+
+    # ---------------------------------------------------------------- after a re-exec
+
+    # The previous image's workers (its children, so ours now) and the check pipes that keep
+    # them serving; they are watched for exit only, never replaced.
+    def adopt_old_workers
+      workers = ENV.delete(ENV_OLD_WORKERS)
+      checks = ENV.delete(ENV_OLD_CHECKS)
+      return unless workers
+
+      @handles = workers.split(",").map { |entry| WorkerHandle.inherited(entry) }
+      @old_checks = checks.to_s.split(",").map { |fd| IO.for_fd(Integer(fd)).tap { |io| io.close_on_exec = true } }
+      @phase = (@handles.map(&:phase).max || 0) + 1
+      @log.call("hot restart: #{@handles.size} old workers serve until the new ones are up")
     end
   end
 end

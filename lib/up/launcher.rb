@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "rack"
+require "rbconfig"
 require_relative "log"
 require_relative "hooks"
 require_relative "binder"
@@ -9,21 +10,25 @@ require_relative "cluster"
 
 module Up
   # Starts UP! from checked options (Up::CLI, Up::RackHandler): opens the log, binds the
-  # sockets, writes the pid file, and runs one process (Up::Single, -w 0 or 1) or a master and
-  # workers (Up::Cluster). It owns the log, the sockets and the pid file.
+  # sockets (or adopts them after a re-exec), writes the pid file, and runs one process
+  # (Up::Single, -w 0 or 1) or a master and workers (Up::Cluster). When the runner asks for a
+  # hot restart (USR2) it re-executes this process in place: same pid, same command line, the
+  # listening sockets kept open. It owns the log, the sockets and the pid file.
   class Launcher
     # A reason the server cannot start that the user can fix (no config.ru, port in use).
     class StartError < StandardError; end
 
     SERVER_OPTIONS = Runner::SERVER_OPTIONS
 
-    # app: an app already loaded (rackup's), else config.ru is loaded. hooks: an Up::Hooks
-    # (the config file's).
-    def initialize(options, app: nil, hooks: Hooks.new)
+    # app: an app already loaded (rackup's), else config.ru is loaded (again on each restart).
+    # hooks: an Up::Hooks (the config file's). restart_argv: the command a USR2 re-executes;
+    # by default this one, taken now, before anything changes ARGV or the process title.
+    def initialize(options, app: nil, hooks: Hooks.new, restart_argv: nil)
       @options = options
       @app = app
       @hooks = hooks
-      @dir = Dir.pwd
+      @restart_argv = restart_argv || [RbConfig.ruby, $PROGRAM_NAME, *ARGV]
+      @restart_dir = Dir.pwd
     end
 
     def run
@@ -34,8 +39,9 @@ module Up
       write_pid_file
       runner_class = @options[:workers] > 1 ? Cluster : Single
       @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app))
-      @runner.run
-      0
+      return 0 if @runner.run == :stop
+
+      restart!
     ensure
       remove_pid_file
     end
@@ -61,7 +67,7 @@ module Up
     end
 
     def load_app
-      path = File.expand_path(@options[:config], @dir)
+      path = File.expand_path(@options[:config], @restart_dir)
       raise StartError, "#{@options[:config]} not found" unless File.file?(path)
 
       Rack::Builder.parse_file(path)
@@ -116,6 +122,24 @@ module Up
       File.delete(path)
     rescue SystemCallError
       nil
+    end
+
+    # ---------------------------------------------------------------- hot restart
+
+    # Replaces this process's image with a new run of the same command (exec keeps the pid,
+    # so systemd and the pid file stay right). The sockets and what the runner names stay
+    # open; everything else is closed on exec. Returns (status 1) only when exec fails.
+    def restart!
+      env = @binder.exec_env.merge(@runner.exec_env)
+      fds = (@binder.exec_fds + @runner.exec_fds).to_h { |fd| [fd, fd] }
+      @log.call("re-executing #{@restart_argv.join(" ")}")
+      @pid_file_written = false # the new image keeps it: same pid
+      Dir.chdir(@restart_dir)
+      Kernel.exec(env, *@restart_argv, fds)
+    rescue SystemCallError => e
+      @pid_file_written = true
+      @log.call("hot restart failed: #{e.message}")
+      1
     end
   end
 end

@@ -7,8 +7,9 @@ module Up
   # What the two ways of running UP! share: Up::Single (one process) and Up::Cluster (a master
   # and forked workers) are made by Up::Launcher with the checked options, the log, the hooks,
   # the bound sockets (Up::Binder) and a way to load the app. #run serves until a stop and
-  # returns :stop. A runner owns its signal pipe and, in cluster mode, the workers; not the
-  # sockets, log or pid file.
+  # returns :stop, or :restart when the launcher is to re-execute this process in place
+  # (USR2); then #exec_env and #exec_fds say what the new image must inherit. A runner owns
+  # its signal pipe and, in cluster mode, the workers; not the sockets, log or pid file.
   class Runner
     # The settings Up::Server.new takes (ext/up/ruby/server_object.c).
     SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
@@ -24,6 +25,15 @@ module Up
       @hooks = hooks
       @binder = binder
       @load_app = load_app
+    end
+
+    # Fds the new image keeps, beyond the listening sockets, and how it finds them.
+    def exec_env
+      {}
+    end
+
+    def exec_fds
+      []
     end
 
     private

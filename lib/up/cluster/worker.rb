@@ -93,7 +93,7 @@ module Up
           signals.take.each { |signal| on_signal(signal) } if ready.include?(signals.reader)
           next unless ready.include?(@check) && @check.read_nonblock(1, exception: false).nil?
 
-          # EOF: the master is gone.
+          # EOF: the master is gone (or a restarted master has its new workers up).
           ios.delete(@check)
           stop
         end
@@ -113,8 +113,8 @@ module Up
         timeout ? @server&.stop(timeout) : @server&.stop
       end
 
-      # One byte to the master; a master that is gone no longer reads this pipe (EPIPE) and
-      # its check pipe tells us to stop.
+      # One byte to the master; a master that re-executed itself no longer reads this pipe
+      # (EPIPE) and tells us to stop through the check pipe instead.
       def beat(byte)
         return unless @pipe
 

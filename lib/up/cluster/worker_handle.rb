@@ -5,14 +5,15 @@ module Up
     # The master's view of one worker process: its index and pid, the phase (code generation)
     # it was forked in, the read end of its pipe (the worker writes "b" once it serves, then a
     # heartbeat byte every few seconds), when it last did, and whether the master has asked it
-    # to stop. Up::Cluster creates one per fork. It owns the pipe's read end; the process
-    # itself is Up::Cluster::Worker.
+    # to stop. Up::Cluster creates one per fork, or one per worker of the previous image after
+    # a USR2 re-exec (inherited: no pipe, not watched, never replaced). It owns the pipe's read
+    # end; the process itself is Up::Cluster::Worker.
     class WorkerHandle
       BOOTED = "b"
 
       attr_reader :index, :pid, :phase, :pipe, :last_checkin, :term_sent_at
 
-      def initialize(index:, pid:, phase:, pipe:, now: Process.clock_gettime(Process::CLOCK_MONOTONIC))
+      def initialize(index:, pid:, phase:, pipe: nil, now: Process.clock_gettime(Process::CLOCK_MONOTONIC))
         @index = index
         @pid = pid
         @phase = phase
@@ -21,6 +22,25 @@ module Up
         @last_checkin = now
         @term_sent_at = nil
         @killed = false
+      end
+
+      # A worker of the previous image, from UP_OLD_WORKERS ("pid:index:phase").
+      def self.inherited(entry)
+        pid, index, phase = entry.split(":").map { |n| Integer(n) }
+        new(index: index, pid: pid, phase: phase).tap(&:inherited!)
+      end
+
+      def to_env
+        "#{@pid}:#{@index}:#{@phase}"
+      end
+
+      def inherited!
+        @inherited = true
+        @booted = true
+      end
+
+      def inherited?
+        @inherited == true
       end
 
       def booted?
@@ -53,7 +73,7 @@ module Up
 
       # True when a watched worker has been silent for longer than timeout seconds.
       def timed_out?(now, timeout)
-        !@killed && @pipe && now - @last_checkin > timeout
+        !inherited? && !@killed && @pipe && now - @last_checkin > timeout
       end
 
       def term!(now)
