@@ -65,4 +65,12 @@ class TestHooks < Minitest::Test
     old.each { |pid| assert_operator names.rindex { |_, _, p| p == pid }, :>, restart, "old worker stopped before on_restart" }
     new.each { |pid| assert_operator names.index { |_, _, p| p == pid }, :>, restart }
   end
+
+  def test_single_mode_runs_on_restart_before_its_re_exec
+    @hooks_file = File.join(@dir, "hooks")
+    server = start_up("-w", "1", env: { "UP_TEST_HOOKS" => @hooks_file }, command: SERVER)
+    server.signal(:USR2)
+    server.wait_for(/listening on.*\n(?:.*\n)*.*listening on/)
+    assert_equal [["on_restart", [], server.pid]], hook_lines.map { |name, args, pid| [name, args, pid] }
+  end
 end

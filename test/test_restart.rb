@@ -2,7 +2,8 @@
 
 # Restarts under load, as a deploy does them: USR2 re-executes the master in place (same pid)
 # on the same sockets, loads the app again, and lets the old workers drain only once new ones
-# serve. Nothing is refused, no request fails, and the new code is served afterwards.
+# serve; a single process drains, then re-executes itself in place on USR2 or USR1. Nothing is
+# refused, no request fails, and the new code is served afterwards.
 require_relative "helper"
 require_relative "support/lifecycle"
 
@@ -31,5 +32,46 @@ class TestRestart < Minitest::Test
     10.times { assert_equal "2", version_and_pid(server.port).first }
     server.signal(:TERM)
     assert server.wait.success?
+  end
+
+  def test_usr2_in_single_mode_reexecutes_in_place_after_the_request_in_flight
+    server = start_up("-w", "1", "-t", "2", env: { "UP_TEST_DELAY" => "0.5" })
+    sock = connect(server.port)
+    sock.write("GET /?id=slow HTTP/1.1\r\nHost: h\r\n\r\n")
+    wait_for_file(@ids_file, /slow/)
+    File.write(@version_file, "2")
+    server.signal(:USR2)
+    assert_equal "1 #{server.pid}", read_response(sock).body
+    sock.close # (the server closes it too, lingering until we do)
+    server.wait_for(/listening on.*\n(?:.*\n)*.*listening on/)
+    assert_equal ["2", server.pid], version_and_pid(server.port)
+    server.signal(:TERM)
+    assert server.wait.success?
+  end
+
+  def test_usr2_in_single_mode_under_load_refuses_nothing_fails_nothing
+    server = start_up("-w", "1", "-t", "2")
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    File.write(@version_file, "2")
+    server.signal(:USR2)
+    server.wait_for(/listening on.*\n(?:.*\n)*.*listening on/)
+    load.wait_for_ok(200)
+    result = load.stop
+    lost = LoadGenerator.lost(result, @ids_file)
+    report("USR2 (single mode)", result, lost)
+    assert_equal 0, result.refused
+    assert_empty result.failed
+    assert_empty lost
+    assert_equal ["2", server.pid], version_and_pid(server.port)
+  end
+
+  def test_usr1_in_single_mode_restarts_in_place_too
+    server = start_up("-w", "1")
+    File.write(@version_file, "2")
+    server.signal(:USR1)
+    server.wait_for(/USR1 \(one process: a phased restart is a restart in place\)/)
+    server.wait_for(/listening on.*\n(?:.*\n)*.*listening on/)
+    assert_equal ["2", server.pid], version_and_pid(server.port)
   end
 end

@@ -2,7 +2,8 @@
 
 # One process (-w 1): every signal with a meaning does its thing and none kills the process by
 # accident. HUP reopens the log and leaves a request in flight alone; QUIT stops at once;
-# TTIN/TTOU are ignored; INT/TERM stop gracefully (test_cli.rb).
+# TTIN/TTOU are ignored; INT/TERM stop gracefully (test_cli.rb); USR1/USR2 restart in place
+# (test_restart.rb).
 require_relative "helper"
 require_relative "support/lifecycle"
 

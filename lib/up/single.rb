@@ -10,7 +10,9 @@ module Up
   #   INT, TERM    graceful stop: no new connections, in-flight requests finish within
   #                --shutdown-timeout
   #   QUIT         immediate stop: requests in flight are cut off now
-  #   USR2, USR1   restarts, not built yet: logged and ignored
+  #   USR2, USR1   restart in place: drain like TERM, then the launcher re-executes this
+  #                process (same pid) on the same listening sockets and loads the app again;
+  #                connections that come meanwhile wait in the backlog, none is refused
   #   HUP          reopen the log file
   #   TTIN, TTOU   logged and ignored (there are no workers to add or remove)
   class Single < Runner
@@ -25,13 +27,19 @@ module Up
       control = Thread.new { control(signals) }
       @server.run
       control.kill.join
+      # A stop that came after the drain, while the control thread was going, still wins.
+      @restart = false if (signals.take & SignalPipe::STOPS).any?
+      return :restart if @restart
+
       @log.call("stopped")
       :stop
     end
 
     # Graceful stop, also from another thread (rackup's shutdown); timeout 0 for QUIT. New
-    # connections are refused from now on.
+    # connections are refused from now on; a stop during a restart's drain wins.
     def stop(timeout = nil)
+      @stopping = true
+      @restart = false
       timeout ? @server&.stop(timeout) : @server&.stop
       @binder.shutdown
     end
@@ -53,12 +61,22 @@ module Up
         @log.call("QUIT: stopping at once; requests in flight are cut off")
         stop(0)
       when "USR1", "USR2"
-        @log.call("#{signal}: restarts are not built yet; ignored")
+        restart(signal)
       when "HUP"
         reopen_log(signal)
       when "TTIN", "TTOU"
         @log.call("#{signal}: one process (-w #{@options[:workers]}), no worker to add or remove; ignored")
       end
+    end
+
+    def restart(signal)
+      return if @restart || @stopping
+
+      how = signal == "USR1" ? "USR1 (one process: a phased restart is a restart in place)" : "USR2"
+      @log.call("#{how}: restarting in place once requests in flight finish (pid #{Process.pid})")
+      hook(:on_restart)
+      @restart = true
+      @server.stop
     end
   end
 end
