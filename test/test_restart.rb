@@ -2,8 +2,9 @@
 
 # Restarts under load, as a deploy does them: USR2 re-executes the master in place (same pid)
 # on the same sockets, loads the app again, and lets the old workers drain only once new ones
-# serve; a single process drains, then re-executes itself in place on USR2 or USR1. Nothing is
-# refused, no request fails, and the new code is served afterwards.
+# serve; USR1 with --no-preload replaces the workers one at a time, each on the app's current
+# code; USR1 with preload says so and does a hot restart. Nothing is refused, no request
+# fails, and the new code is served afterwards.
 require_relative "helper"
 require_relative "support/lifecycle"
 
@@ -32,6 +33,43 @@ class TestRestart < Minitest::Test
     10.times { assert_equal "2", version_and_pid(server.port).first }
     server.signal(:TERM)
     assert server.wait.success?
+  end
+
+  def test_usr1_without_preload_replaces_workers_one_at_a_time_under_load
+    server = start_up("-w", "2", "-t", "2", "--no-preload")
+    old = booted(server, 2)
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    File.write(@version_file, "2")
+    server.signal(:USR1)
+    server.wait_for(/phased restart done/)
+    load.wait_for_ok(200)
+    result = load.stop
+    lost = LoadGenerator.lost(result, @ids_file)
+    report("USR1 (phased restart, --no-preload)", result, lost)
+    assert_equal 0, result.refused
+    assert_empty result.failed
+    assert_empty lost
+    # One at a time: worker 0's old process has gone before worker 1's replacement is forked.
+    log = server.output
+    assert_operator log.index(/worker 0 \(pid #{old[0]}\) stopped/), :<, log.index(/worker 1 booted \(pid (?!#{old[1]})\d+\)/)
+    refute_match(/hot restart/, log)
+    old.each { |pid| refute alive?(pid) }
+    10.times { assert_equal "2", version_and_pid(server.port).first }
+    server.signal(:TERM)
+    assert server.wait.success?
+  end
+
+  def test_usr1_with_preload_says_it_needs_no_preload_and_hot_restarts
+    server = start_up("-w", "2")
+    old = booted(server, 2)
+    File.write(@version_file, "2")
+    server.signal(:USR1)
+    server.wait_for(/USR1: a phased restart needs --no-preload/)
+    server.wait_for(/hot restart: 2 new workers serve; 2 old workers drain/)
+    old.each_with_index { |pid, i| server.wait_for(/worker #{i} \(pid #{pid}\) stopped/) }
+    assert alive?(server.pid)
+    10.times { assert_equal "2", version_and_pid(server.port).first }
   end
 
   def test_usr2_in_single_mode_reexecutes_in_place_after_the_request_in_flight

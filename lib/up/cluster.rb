@@ -20,7 +20,9 @@ module Up
   #               in place (same pid), the sockets and the workers' check pipe kept open; the
   #               new image loads the app again, forks new workers, and once they all serve
   #               lets the old ones drain (UP_OLD_WORKERS, UP_OLD_CHECK_FDS)
-  #   USR1        the same as USR2 for now
+  #   USR1        phased restart (--no-preload): one worker at a time, a new one is forked,
+  #               loads the app's current code, and once it serves the old one drains; with
+  #               preload it logs that and does a hot restart instead
   #   HUP         reopen the log file, here and in every worker
   #   TTIN, TTOU  one worker more, one fewer (never below one)
   #
@@ -48,6 +50,7 @@ module Up
       @boot_failures = Hash.new(0)
       @respawn_at = {}
       @state = :running # then :stopping or :restarting
+      @phasing = false
     end
 
     def run
@@ -90,6 +93,7 @@ module Up
     def supervise
       loop do
         spawn_missing
+        advance_phase
         watch_workers
         break if @state == :restarting || (@state == :stopping && @handles.empty?)
 
@@ -137,7 +141,7 @@ module Up
 
         case signal
         when "USR2" then hot_restart(signal)
-        when "USR1" then hot_restart(signal)
+        when "USR1" then phased_restart
         when "TTIN" then more_workers
         when "TTOU" then fewer_workers
         end
@@ -229,6 +233,11 @@ module Up
       @respawn_at[i] = now + delay
       @log.call("worker #{i} (pid #{handle.pid}) failed to boot (#{status.inspect}; #{n} in a row); " \
                 "next try in #{delay} s")
+      return unless @phasing && handle.phase == @phase
+
+      @phasing = false
+      @log.call("phased restart stopped: workers not yet replaced keep serving the old code; " \
+                "fix the app and send USR1 again")
     end
 
     def on_booted(handle)
@@ -255,6 +264,7 @@ module Up
       return if @state == :stopping
 
       @state = :stopping
+      @phasing = false
       @log.call("#{signal}: stopping #{@handles.size} workers; requests in flight get " \
                 "#{@options[:shutdown_timeout]} s")
       t = now
@@ -281,6 +291,43 @@ module Up
                 "the workers serve until new ones are up")
       hook(:on_restart)
       @state = :restarting
+    end
+
+    def phased_restart
+      if @options[:preload]
+        @log.call("USR1: a phased restart needs --no-preload (this master loaded the app, so new " \
+                  "workers would fork the old code); doing a hot restart instead")
+        return hot_restart("USR1")
+      end
+      return @log.call("USR1: a phased restart is under way") if @phasing
+
+      @phase += 1
+      @phasing = true
+      @log.call("USR1: phased restart: replacing #{@worker_count} workers one at a time (phase #{@phase})")
+    end
+
+    # One worker at a time: fork the new one for the lowest index still on an old phase;
+    # once it serves, ask the old one to stop; once that has exited, the next index.
+    def advance_phase
+      return unless @phasing && @state == :running
+      return if @handles.any? { |h| h.phase < @phase && h.stopping? && !h.inherited? }
+      return if @handles.any? { |h| h.phase == @phase && !h.booted? }
+
+      old = @handles.select { |h| h.phase < @phase && !h.stopping? && !h.inherited? }.min_by(&:index)
+      return phase_done unless old
+
+      fresh = @handles.find { |h| h.index == old.index && h.phase == @phase && !h.stopping? }
+      if fresh
+        @log.call("phased restart: worker #{old.index} (pid #{fresh.pid}) serves; pid #{old.pid} drains")
+        old.term!(now)
+      elsif @respawn_at.fetch(old.index, 0) <= now
+        spawn(old.index)
+      end
+    end
+
+    def phase_done
+      @phasing = false
+      @log.call("phased restart done: #{@worker_count} workers on phase #{@phase}")
     end
 
     def more_workers
