@@ -104,6 +104,40 @@ class TestRestart < Minitest::Test
     assert_equal ["2", server.pid], version_and_pid(server.port)
   end
 
+  # A deploy whose code does not load: the re-executed master says so and the old workers
+  # go on serving the old code; once the code is fixed, new workers take over.
+  def test_usr2_with_an_app_that_does_not_load_keeps_the_old_workers_serving
+    app = File.join(@dir, "config.ru")
+    File.write(app, "run ->(env) { [200, {}, ['old']] }\n")
+    server = start_up("-w", "2", app: app)
+    old = booted(server, 2)
+    File.write(app, "raise 'broken deploy'\n")
+    server.signal(:USR2)
+    server.wait_for(/hot restart: the app does not load; the old workers keep serving: .*broken deploy/)
+    server.wait_for(/worker 0 \(pid \d+\) failed to boot/)
+    assert_equal "old", get("/", port: server.port).body
+    old.each { |pid| assert alive?(pid) }
+    File.write(app, "run ->(env) { [200, {}, ['new']] }\n")
+    server.wait_for(/hot restart: 2 new workers serve; 2 old workers drain/, timeout: 40)
+    old.each_with_index { |pid, i| server.wait_for(/worker #{i} \(pid #{pid}\) stopped/) }
+    assert_equal "new", get("/", port: server.port).body
+  end
+
+  # The same with --no-preload: the first new worker fails to boot, the phased restart stops
+  # there, and the old workers go on serving.
+  def test_usr1_with_an_app_that_does_not_load_stops_and_keeps_the_old_workers_serving
+    app = File.join(@dir, "config.ru")
+    File.write(app, "run ->(env) { [200, {}, ['old']] }\n")
+    server = start_up("-w", "2", "--no-preload", app: app)
+    old = booted(server, 2)
+    File.write(app, "raise 'broken deploy'\n")
+    server.signal(:USR1)
+    server.wait_for(/phased restart stopped: workers not yet replaced keep serving the old code/)
+    assert_match(/broken deploy/, server.output)
+    old.each { |pid| assert alive?(pid) }
+    3.times { assert_equal "old", get("/", port: server.port).body }
+  end
+
   def test_usr1_in_single_mode_restarts_in_place_too
     server = start_up("-w", "1")
     File.write(@version_file, "2")

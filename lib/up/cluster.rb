@@ -57,7 +57,7 @@ module Up
       @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
       adopt_old_workers
-      @app = @options[:preload] ? @load_app.call : nil
+      @app = preload
       Process.setproctitle(title("master"))
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
@@ -345,6 +345,23 @@ module Up
     end
 
     # ---------------------------------------------------------------- after a re-exec
+
+    # The app, loaded here to be shared by the workers, or nil for --no-preload. If it fails
+    # to load after a hot restart (a broken deploy), the old workers keep serving the code
+    # they have: the new workers then load the app themselves and are retried with a back-off,
+    # so fixing the code (or another USR2) finishes the restart. At a cold start the error
+    # ends the process, as it would in single mode.
+    def preload
+      return nil unless @options[:preload]
+
+      @load_app.call
+    rescue StandardError, ScriptError => e
+      raise if @handles.empty?
+
+      @log.call("hot restart: the app does not load; the old workers keep serving: " \
+                "#{e.full_message(highlight: false, order: :top)}")
+      nil
+    end
 
     # The previous image's workers (its children, so ours now) and the check pipes that keep
     # them serving; they are watched for exit only, never replaced.
