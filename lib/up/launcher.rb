@@ -22,13 +22,23 @@ module Up
 
     # app: an app already loaded (rackup's), else config.ru is loaded (again on each restart).
     # hooks: an Up::Hooks (the config file's). restart_argv: the command a USR2 re-executes;
-    # by default this one, taken now, before anything changes ARGV or the process title.
+    # by default the one that started this process, taken now, before the process title
+    # changes (see .command_line).
     def initialize(options, app: nil, hooks: Hooks.new, restart_argv: nil)
       @options = options
       @app = app
       @hooks = hooks
-      @restart_argv = restart_argv || [RbConfig.ruby, $PROGRAM_NAME, *ARGV]
+      @restart_argv = restart_argv || Launcher.command_line
       @restart_dir = Dir.pwd
+    end
+
+    # The command line this process started with, Ruby's own options (-I, -r) included.
+    # Linux keeps it in /proc/self/cmdline; ARGV will not do, since rackup has consumed its
+    # options from it by the time it calls the handler. Elsewhere: ruby, $0 and ARGV.
+    def self.command_line
+      File.binread("/proc/self/cmdline").split("\0")
+    rescue SystemCallError
+      [RbConfig.ruby, $PROGRAM_NAME, *ARGV]
     end
 
     def run
