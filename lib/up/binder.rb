@@ -18,7 +18,6 @@ module Up
     def initialize(options)
       @options = options
       @sockets = []
-      @inherited = false
     end
 
     # Binds or adopts; raises Launcher::StartError when nothing can be bound.
@@ -26,10 +25,6 @@ module Up
       fds = ENV.delete(ENV_FDS)
       fds ? adopt(fds) : bind_new
       self
-    end
-
-    def inherited?
-      @inherited
     end
 
     def urls
@@ -76,7 +71,6 @@ module Up
     private
 
     def adopt(fds)
-      @inherited = true
       @sockets = fds.split(",").map do |fd|
         Socket.for_fd(Integer(fd)).tap do |s|
           s.close_on_exec = true

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../runner"
+
 module Up
   class Cluster < Runner
     # One worker process, from the fork to its exit: it drops what belongs to the master,

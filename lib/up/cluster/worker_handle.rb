@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../runner"
+
 module Up
   class Cluster < Runner
     # The master's view of one worker process: its index and pid, the phase (code generation)
