@@ -37,7 +37,7 @@ class TestBinds < Minitest::Test
   end
 
   def test_a_host_on_port_0_gets_one_port_for_all_its_addresses
-    binder = Up::Binder.new([Up::Bind.parse("localhost", 0)]).listen
+    binder = Up::Binder.new([Up::Bind.parse("localhost", 0)]).bind
     ports = binder.sockets.map { |s| s.local_address.ip_port }.uniq
     assert_equal 1, ports.size, "ports #{ports}"
   ensure
@@ -50,9 +50,9 @@ class TestBinds < Minitest::Test
       dead = Socket.new(:UNIX, :STREAM)
       dead.bind(Addrinfo.unix(path)) # a socket file nobody listens on, as a killed server leaves
       dead.close
-      binder = Up::Binder.new([Up::Bind.parse("unix://#{path}?mode=0600", 0)]).listen
+      binder = Up::Binder.new([Up::Bind.parse("unix://#{path}?mode=0600", 0)]).bind
       assert_equal 0o600, File.stat(path).mode & 0o777
-      error = assert_raises(Up::Binder::Error) { Up::Binder.new([Up::Bind.parse("unix://#{path}", 0)]).listen }
+      error = assert_raises(Up::Binder::Error) { Up::Binder.new([Up::Bind.parse("unix://#{path}", 0)]).bind }
       assert_includes error.message, "a server is listening on it already"
       binder.close
       refute File.exist?(path), "the socket file is removed on close"

@@ -116,6 +116,54 @@ class TestCLI < Minitest::Test
     end
   end
 
+  # A pid that no process has: a child that has exited and been reaped.
+  def dead_pid
+    pid = Process.spawn("true")
+    Process.wait(pid)
+    pid
+  end
+
+  def test_a_second_start_leaves_the_running_servers_pid_file_alone
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "up.pid")
+      first = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-P", pid_file, HELLO)
+      assert_equal first.pid, File.read(pid_file).to_i
+      # The same pid file: refused before binding anything.
+      status, out = run_cli("-b", "127.0.0.1", "-p", "0", "-w", "1", "-P", pid_file, HELLO)
+      assert_equal 1, status.exitstatus
+      assert_includes out, "#{pid_file} names process #{first.pid}, which is running"
+      assert_equal first.pid, File.read(pid_file).to_i
+      # Another (stale) pid file on the busy port: the start fails before writing it.
+      other = File.join(dir, "other.pid")
+      stale = dead_pid
+      File.write(other, "#{stale}\n")
+      status, out = run_cli("-b", "127.0.0.1", "-p", first.port.to_s, "-w", "1", "-P", other, HELLO)
+      assert_equal 1, status.exitstatus
+      assert_includes out, "Address already in use"
+      assert_equal stale, File.read(other).to_i
+      assert_equal first.pid, File.read(pid_file).to_i
+      first.signal(:TERM)
+      assert first.wait.success?
+      refute File.exist?(pid_file)
+    ensure
+      first&.stop
+    end
+  end
+
+  def test_a_stale_pid_file_is_replaced
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "up.pid")
+      File.write(pid_file, "#{dead_pid}\n")
+      server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "2", "-P", pid_file, HELLO)
+      assert_equal server.pid, File.read(pid_file).to_i
+      server.signal(:TERM)
+      assert server.wait.success?
+      refute File.exist?(pid_file)
+    ensure
+      server&.stop
+    end
+  end
+
   def test_sigint_finishes_in_flight_request_before_exit
     Dir.mktmpdir do |dir|
       File.write(File.join(dir, "slow.ru"), <<~RU)

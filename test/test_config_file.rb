@@ -30,8 +30,8 @@ class TestConfigFile < Minitest::Test
         preload_app!
         pidfile "up.pid"
         max_body_size 1024
-        before_fork { :a }
-        after_worker_fork { |i| i }
+        before_fork { $config_file_hooks << :before_fork }
+        after_worker_fork { |i| $config_file_hooks << [:after_worker_fork, i] }
       RUBY
       file = Up::ConfigFile.load(path)
       assert_equal({ port: 8080, bind: ["tcp://127.0.0.1", "unix:///tmp/up.sock"], workers: 3, threads: "1:8",
@@ -39,7 +39,10 @@ class TestConfigFile < Minitest::Test
       assert_equal "#{path}:1: port", file.names[:port]
       assert_equal "#{path}:3: bind", file.names[:bind]
       assert_equal "#{path}:5: threads", file.names[:threads]
-      assert_equal %i[before_fork after_worker_fork], file.hooks.map(&:first)
+      $config_file_hooks = [] # rubocop:disable Style/GlobalVars
+      file.hooks.run(:before_fork)
+      file.hooks.run(:after_worker_fork, 1)
+      assert_equal [:before_fork, [:after_worker_fork, 1]], $config_file_hooks # rubocop:disable Style/GlobalVars
     end
   end
 

@@ -51,7 +51,10 @@ class TestOptions < Minitest::Test
     ["a config.ru elsewhere",                      :rackup,            "app/config.ru",  "app/config.ru"],
     ["plain HTTP, said as false",                 :secure,            false,            false],
     ["plain HTTP, said as the string false",      :secure,            "false",          false],
-    ["nil, for the default",                      :threads,           nil,              5]
+    ["nil, for the default",                      :threads,           nil,              5],
+    ["no preload, each worker loads the app",     :preload,           false,            false],
+    ["preload as the string true",                :preload,           "true",           true],
+    ["a worker timeout of a second",              :worker_timeout,    "1",              1.0]
   ].freeze
 
   REJECTED = [
@@ -105,7 +108,9 @@ class TestOptions < Minitest::Test
     ["an empty access log path",                  :access_log,        "",               "--access-log must not be empty"],
     ["HTTPS, not built yet",                      :secure,            true,             "--secure is not supported yet: UP! serves plain HTTP only"],
     ["HTTPS as the string true",                  :secure,            "true",           "--secure is not supported yet: UP! serves plain HTTP only"],
-    ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"']
+    ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"'],
+    ["preload said as yes",                       :preload,           "yes",            '--preload must be true or false, not "yes"'],
+    ["a worker timeout of 0",                     :worker_timeout,    0,                "--worker-timeout must be between 0 and 86400 seconds"]
   ].freeze
 
   def self.test_name(prefix, what)

@@ -137,6 +137,17 @@ class TestRackEnv < Minitest::Test
     assert_equal true, JSON.parse(res.body)["rack.multithread"]
   end
 
+  # The CLI gives its log's IO (the -l file), so what the app writes there is in the log.
+  def test_rack_errors_is_the_io_given_as_errors
+    errors = StringIO.new
+    start_server(lambda { |env|
+      env["rack.errors"].write("from the app")
+      [200, {}, [env["rack.errors"].equal?(errors).to_s]]
+    }, errors: errors)
+    assert_equal "true", raw_request("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n").body
+    assert_equal "from the app", errors.string
+  end
+
   def test_non_ascii_header_value_is_binary
     res = raw_request("GET / HTTP/1.1\r\nHost: h\r\nX-Name: caf\xC3\xA9\r\nConnection: close\r\n\r\n".b)
     assert_equal 200, res.status, res.raw

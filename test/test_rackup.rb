@@ -2,6 +2,7 @@
 
 # `rackup -s up` finds UP! through lib/rackup/handler/up.rb and serves the app with the
 # options rackup passes (:Host, :Port, -O pairs); a bad one ends it with one line and status 1.
+# USR2 restarts it in place like up_ruby.
 require_relative "helper"
 require_relative "support/cli_process"
 require "rackup"
@@ -31,6 +32,21 @@ class TestRackup < Minitest::Test
   def test_a_fractional_timeout_from_dash_o_boots_and_serves
     server = rackup("-O", "head_timeout=0.5", "-O", "keepalive-timeout=1.5")
     assert_equal "Hello World\n", get("/", port: server.port).body
+    server.signal(:INT)
+    assert server.wait.success?, server.output
+  ensure
+    server&.stop
+  end
+
+  # USR2 re-executes rackup in place with the command line it was started with, Ruby's -I
+  # included (rackup has consumed its own options from ARGV by the time UP! runs).
+  def test_usr2_restarts_rackup_in_place_with_its_arguments
+    server = rackup("-O", "threads=2")
+    server.signal(:USR2)
+    server.wait_for(/re-executing \S*ruby\S* -Ilib \S*rackup -s up -o 127.0.0.1 -p 0 -O threads=2 #{HELLO}/)
+    server.wait_for(/listening on.*\n(?:.*\n)*.*listening on http:\/\/127.0.0.1:#{server.port} \(pid #{server.pid}, threads 2\)/)
+    assert_equal "Hello World\n", get("/", port: server.port).body
+    close_sockets
     server.signal(:INT)
     assert server.wait.success?, server.output
   ensure

@@ -257,6 +257,7 @@ class TestResponse < Minitest::Test
     assert_equal "fine", read_response(sock).body
     assert_includes server.log_text, "kaboom"
     assert_includes server.log_text, "test_response.rb"
+    refute_match(/\n\n/, server.log_text, "a blank line after the backtrace")
   end
 
   def test_exception_in_each_before_anything_sent_is_500_and_body_closed
@@ -311,6 +312,9 @@ class TestResponse < Minitest::Test
       res = read_response(sock)
       assert_equal 500, res.status
       assert_includes server.log_text, message
+      # The app's mistake, said as such: not a backtrace into UP!'s own files.
+      assert_match(%r{\] invalid response from the app to GET /: }, server.log_text)
+      refute_match(%r{lib/up/}, server.log_text)
       refute_includes res.raw, "bad name"
     end
   end

@@ -79,6 +79,65 @@ class TestShutdown < Minitest::Test
     end
   end
 
+  # stop(0), QUIT's stop: the requests in the app are cut off now, not after shutdown_timeout.
+  def test_stop_with_a_timeout_of_0_cuts_off_requests_in_flight_at_once
+    in_app = Queue.new
+    server = start_server(lambda { |_env|
+      in_app << true
+      sleep 20
+      [200, {}, ["late"]]
+    }, threads: 2, shutdown_timeout: 30)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    in_app.pop
+    t0 = monotonic_now
+    server.server.stop(0)
+    assert closed_by_server?(sock, timeout: 5), "the request in flight was not cut off"
+    server.stop(timeout: 5)
+    assert_operator monotonic_now - t0, :<, 3
+  end
+
+  def test_a_later_stop_only_brings_the_deadline_nearer
+    in_app = Queue.new
+    server = start_server(lambda { |_env|
+      in_app << true
+      sleep 20
+      [200, {}, ["late"]]
+    }, threads: 1, shutdown_timeout: 0.5)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    in_app.pop
+    t0 = monotonic_now
+    server.server.stop
+    server.server.stop(60)
+    server.stop(timeout: 10)
+    assert_operator monotonic_now - t0, :<, 3
+  end
+
+  # The cluster master shuts its listening sockets down at a final stop, so the kernel refuses
+  # new connections at once; a worker whose loop still watches one sees accept fail (EINVAL)
+  # and must stop accepting on it quietly, neither spin nor log an error.
+  def test_a_listening_socket_shut_down_by_its_owner_is_refused_and_not_an_error
+    listener = TCPServer.new("127.0.0.1", 0)
+    @port = listener.local_address.ip_port
+    server = new_server(HELLO, threads: 1)
+    log = StringIO.new
+    server.log_io = log
+    server.listen_fd(listener.fileno)
+    runner = run_in_thread(server)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    assert_equal "hello", read_response_within(sock, 5, "a request before the shutdown").body
+    listener.shutdown(Socket::SHUT_RDWR)
+    assert_raises(Errno::ECONNREFUSED) { TCPSocket.new("127.0.0.1", @port) }
+    sleep 0.2 # the loop turns on the shut-down listener (a tick, at most) before the stop
+    server.stop
+    assert runner.join(5), "run did not return after stop"
+    assert_equal "", log.string
+  ensure
+    listener&.close
+  end
+
   # listen_fd adopts a socket someone else owns (Ruby's TCPServer here, the cluster master's
   # sockets in a worker). Closing it on stop leaves the owner holding a number that the next
   # open may reuse, and the owner's close then closes someone else's file.

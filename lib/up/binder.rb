@@ -1,32 +1,37 @@
 # frozen_string_literal: true
 
+require "io/nonblock"
 require "socket"
 require_relative "bind"
 
 module Up
-  # The listening sockets of a server, opened from its binds before any worker starts: a TCP
-  # bind gets a socket for every address its host resolves to (IPv6 ones IPv6-only, so
-  # "localhost" takes both families on one port), a Unix bind its socket file (a stale one
-  # left by a dead server is replaced; one a live server listens on is an error). The engine
-  # serves on the sockets (Up::Server#listen_fd) but never closes them: this object does, and
-  # removes the socket files it made. Created by Up::Launcher; the cluster master's workers
-  # inherit the sockets through fork.
+  # The listening sockets: opened from the binds at a cold start, or adopted from the previous
+  # image of this process after a USR2 re-exec, which leaves them open and names their numbers
+  # in UP_LISTEN_FDS (so not one connection is refused across the restart). A TCP bind gets a
+  # socket for every address its host resolves to (IPv6 ones IPv6-only, so "localhost" takes
+  # both families on one port); a Unix bind its socket file (a stale one left by a dead server
+  # is replaced; one a live server listens on is an error). Up::Launcher creates it and owns
+  # the sockets; the runners hand their numbers to Up::Server#listen_fd, which serves on them
+  # without closing them.
   class Binder
     class Error < StandardError; end
 
+    ENV_FDS = "UP_LISTEN_FDS"
     BACKLOG = 1024
 
     attr_reader :sockets
 
+    # binds: Up::Bind each.
     def initialize(binds)
       @binds = binds
       @sockets = []
-      @paths = []
     end
 
-    # Opens every bind. Raises Error, saying which bind and why, after closing what it opened.
-    def listen
-      @binds.each { |bind| bind.unix? ? listen_unix(bind) : listen_tcp(bind) }
+    # Opens every bind, or adopts the sockets a restart passed. Raises Error, saying which
+    # bind and why, after closing what it opened.
+    def bind
+      fds = ENV.delete(ENV_FDS)
+      fds ? adopt(fds) : @binds.each { |b| b.unix? ? listen_unix(b) : listen_tcp(b) }
       self
     rescue Error
       close
@@ -37,20 +42,71 @@ module Up
     def urls
       @sockets.map do |s|
         a = s.local_address
-        next "unix://#{a.unix_path}" if a.unix?
-
-        "http://#{a.ipv6? ? "[#{a.ip_address}]" : a.ip_address}:#{a.ip_port}"
+        a.unix? ? "unix://#{a.unix_path}" : "http://#{address(a)}"
       end
     end
 
+    # host:port (or the socket path) of each socket, for process titles.
+    def addresses
+      @sockets.map do |s|
+        a = s.local_address
+        a.unix? ? a.unix_path : address(a)
+      end
+    end
+
+    # What a re-exec needs to keep the sockets: they stay open across exec (FD_CLOEXEC
+    # cleared) and the new image finds them in the environment.
+    def exec_env
+      @sockets.each { |s| s.close_on_exec = false }
+      { ENV_FDS => @sockets.map(&:fileno).join(",") }
+    end
+
+    def exec_fds
+      @sockets.map(&:fileno)
+    end
+
+    # At a final stop: the sockets stop listening now, in every process that shares them, so
+    # new connections are refused at once instead of waiting in the backlog while workers
+    # drain and being reset when the last one exits. A server still watching one sees accept
+    # fail with EINVAL and stops accepting on it (ext/up/engine/server.c).
+    def shutdown
+      @sockets.each do |s|
+        s.shutdown(Socket::SHUT_RDWR)
+      rescue SystemCallError, IOError
+        nil
+      end
+    end
+
+    # Closes the sockets and removes the socket files: the final stop (a re-exec keeps them).
     def close
-      @sockets.each { |s| s.close unless s.closed? }
-      @sockets.clear
-      @paths.each { |path| File.unlink(path) if File.socket?(path) }
-      @paths.clear
+      @sockets.each do |s|
+        next if s.closed?
+
+        path = s.local_address.unix_path if s.local_address.unix?
+        s.close
+        File.unlink(path) if path && File.socket?(path)
+      rescue SystemCallError, IOError
+        nil
+      end
+      @sockets = []
     end
 
     private
+
+    def address(a)
+      "#{a.ipv6? ? "[#{a.ip_address}]" : a.ip_address}:#{a.ip_port}"
+    end
+
+    def adopt(fds)
+      @sockets = fds.split(",").map do |fd|
+        Socket.for_fd(Integer(fd)).tap do |s|
+          s.close_on_exec = true
+          s.nonblock = true
+        end
+      end
+    rescue ArgumentError, SystemCallError => e
+      raise Error, "the sockets #{ENV_FDS}=#{fds} a restart passed: #{e.message}"
+    end
 
     def listen_tcp(bind)
       # Port 0 asks the kernel for one: every other address and TCP bind gets the same.
@@ -80,6 +136,7 @@ module Up
       socket.ipv6only! if ai.ipv6?
       socket.bind(ai)
       socket.listen(BACKLOG)
+      socket.nonblock = true
       socket
     rescue Errno::EADDRNOTAVAIL, Errno::EAFNOSUPPORT
       socket&.close
@@ -94,11 +151,12 @@ module Up
       socket = Socket.new(:UNIX, :STREAM)
       begin
         socket.bind(Addrinfo.unix(bind.path))
-        @paths << bind.path
         File.chmod(bind.mode, bind.path) if bind.mode
         socket.listen(BACKLOG)
+        socket.nonblock = true
       rescue StandardError
         socket.close
+        File.unlink(bind.path) if File.socket?(bind.path)
         raise
       end
       @sockets << socket

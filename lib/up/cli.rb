@@ -2,6 +2,7 @@
 
 require "optparse"
 require_relative "config_file"
+require_relative "hooks"
 require_relative "options"
 require_relative "version"
 
@@ -15,7 +16,7 @@ module Up
 
     class UsageError < StandardError; end
 
-    # The hooks the config file named, [name, block] each, once #parse has run.
+    # The config file's hooks (an Up::Hooks), once #parse has run.
     attr_reader :hooks
 
     def initialize(argv, program: "up_ruby", out: $stdout, env: ENV)
@@ -23,7 +24,7 @@ module Up
       @program = program
       @out = out
       @env = env
-      @hooks = []
+      @hooks = Hooks.new
     end
 
     # The options, or nil when the command only printed something (-v, -h).
@@ -52,7 +53,7 @@ module Up
       return 0 unless options
 
       require_relative "launcher"
-      Launcher.new(options).run
+      Launcher.new(options, hooks: @hooks).run
     rescue UsageError => e
       warn "#{@program}: #{e.message}"
       warn "Try '#{@program} --help'."

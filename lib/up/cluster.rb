@@ -1,101 +1,200 @@
 # frozen_string_literal: true
 
-require "socket"
-require_relative "server"
+require_relative "runner"
+require_relative "cluster/worker_handle"
+require_relative "cluster/worker"
 
 module Up
-  # The master process of -w N (N > 1). It forks N workers that each run an Up::Server on the
-  # sockets the launcher opened (Up::Binder) and the app it loaded, replaces a worker that
-  # dies, and on INT/TERM stops them all gracefully. It serves no request itself. Created by
-  # Up::Launcher, which owns the sockets and the pid and log files.
-  class Cluster
-    # Back-off between respawns of workers that keep dying at boot.
-    RESPAWN_DELAY = 0.5
+  # The master process of -w N (N > 1). Created by Up::Launcher on sockets it has bound, it
+  # loads the app once (unless --no-preload), forks N workers (Up::Cluster::Worker) that serve
+  # it on those sockets, and supervises them from one loop; it serves no request itself. It
+  # owns the workers (an Up::Cluster::WorkerHandle each), its signal pipe and the check pipe
+  # whose EOF tells workers the master is gone; not the sockets, log or pid file.
+  #
+  # The traps only write a byte; the loop (#supervise) does the work:
+  #
+  #   INT, TERM   graceful stop: workers stop accepting and finish requests in flight within
+  #               --shutdown-timeout (then they are killed); exit status 0
+  #   QUIT        immediate stop: workers are killed
+  #   USR2        hot restart: #run returns :restart and the launcher re-executes the master
+  #               in place (same pid), the sockets and the workers' check pipe kept open; the
+  #               new image loads the app again, forks new workers, and once they all serve
+  #               lets the old ones drain (UP_OLD_WORKERS, UP_OLD_CHECK_FDS)
+  #   USR1        phased restart (--no-preload): one worker at a time, a new one is forked,
+  #               loads the app's current code, and once it serves the old one drains; with
+  #               preload it logs that and does a hot restart instead
+  #   HUP         reopen the log file, here and in every worker
+  #   TTIN, TTOU  one worker more, one fewer (never below one)
+  #
+  # A worker that exits is replaced at once; one that exits before it served (it failed to
+  # boot) after a back-off that doubles with each failure in a row. One that writes nothing
+  # to its pipe for --worker-timeout seconds (hung, or stopped) is killed and replaced.
+  class Cluster < Runner
+    SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU CHLD].freeze
+    ENV_OLD_WORKERS = "UP_OLD_WORKERS"
+    ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS"
+    # Back-off before the next try after the first boot failure in a row; it doubles, to MAX.
+    BOOT_BACKOFF = 0.5
+    BOOT_BACKOFF_MAX = 30
+    # A worker asked to stop gets --shutdown-timeout plus this before it is killed.
+    KILL_GRACE = 5
+    # The loop wakes at least this often, events or not.
+    MAX_WAIT = 5
 
-    def initialize(options, app, server_options, log, binder)
-      @options = options
-      @app = app
-      # The workers share each listening socket; a new connection wakes one of them, not all
-      # (EPOLLEXCLUSIVE): measured against one SO_REUSEPORT socket per worker, see README.
-      @server_options = server_options.merge(multiprocess: true, exclusive_accept: true)
-      @log = log
-      @binder = binder
-      @workers = {}
-      @stopping = false
+    def initialize(options, **rest)
+      super
+      @handles = []
+      @old_checks = []
+      @worker_count = options[:workers]
+      @phase = 0
+      @boot_failures = Hash.new(0)
+      @respawn_at = {}
+      @state = :running # then :stopping or :restarting
+      @phasing = false
     end
 
     def run
-      @sockets = @binder.sockets
-      @wake_r, @wake_w = IO.pipe
+      @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
-      trap_signals
-      @options[:workers].times { |i| spawn_worker(i) }
+      adopt_old_workers
+      @app = preload
+      Process.setproctitle(title("master"))
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
-                "(workers #{@options[:workers]}, threads #{@options[:threads]})")
+                "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
+      hook(:before_fork)
       supervise
+      return :restart if @state == :restarting
+
       @log.call("stopped")
+      :stop
+    end
+
+    # Graceful stop from another thread (rackup's shutdown with -O workers=N).
+    def stop
+      @signals&.post("TERM")
+    end
+
+    # The check pipe stays open across the re-exec, so the workers serve on until the new
+    # image has its own up; it and the workers are named in the environment.
+    def exec_env
+      checks = [@check_w, *@old_checks]
+      checks.each { |io| io.close_on_exec = false }
+      { ENV_OLD_WORKERS => @handles.map(&:to_env).join(","), ENV_OLD_CHECKS => checks.map(&:fileno).join(",") }
+    end
+
+    def exec_fds
+      [@check_w, *@old_checks].map(&:fileno)
     end
 
     private
 
-    # Handlers only write a byte; the loop in #supervise does the work.
-    def trap_signals
-      %w[INT TERM].each do |sig|
-        Signal.trap(sig) do
-          @stopping = true
-          wake
-        end
-      end
-      Signal.trap("CHLD") { wake }
-    end
-
-    def wake
-      @wake_w.write_nonblock(".", exception: false)
-    end
-
-    def spawn_worker(index)
-      pid = fork { run_worker(index) }
-      @workers[pid] = index
-    end
-
-    def run_worker(index)
-      # Until this worker has traps of its own, the master's run in it: a stop asked for in
-      # that window only sets @stopping here (the master's wake pipe is not this process's).
-      # Keep it, and hand it to the server: a stop before Server#run is never lost.
-      stop_asked = false
-      %w[INT TERM].each { |sig| Signal.trap(sig) { stop_asked = true } }
-      stop_asked ||= @stopping
-      @wake_r.close
-      @wake_w.close
-      @check_w.close
-      Signal.trap("CHLD", "DEFAULT")
-      server = Server.new(@app, @server_options)
-      server.logger = @log
-      @sockets.each { |s| server.listen_fd(s.fileno) }
-      %w[INT TERM].each { |sig| Signal.trap(sig) { server.stop } }
-      server.stop if stop_asked
-      # EOF on the check pipe means the master is gone: stop rather than serve orphaned.
-      Thread.new do
-        @check_r.read
-        server.stop
-      end
-      @log.call("worker #{index} booted (pid #{Process.pid})")
-      server.run
-      exit!(0)
-    rescue StandardError => e
-      warn "worker #{index} failed: #{e.full_message(highlight: false)}"
-      exit!(1)
-    end
+    # ---------------------------------------------------------------- the loop
 
     def supervise
-      until @stopping && @workers.empty?
-        @wake_r.wait_readable(1)
-        @wake_r.read_nonblock(4096, exception: false)
-        reap
-        next unless @stopping
+      loop do
+        spawn_missing
+        advance_phase
+        watch_workers
+        break if @state == :restarting || (@state == :stopping && @handles.empty?)
 
-        stop_workers
-        break
+        wait
+      end
+    end
+
+    # Sleeps until a signal, a worker's byte, or the next deadline (a respawn, a timeout).
+    def wait
+      ready, = IO.select([@signals.reader, *@handles.filter_map(&:pipe)], nil, nil, wait_time)
+      t = now
+      ready&.each do |io|
+        if io.equal?(@signals.reader)
+          @signals.take.each { |signal| on_signal(signal) }
+        elsif (handle = @handles.find { |h| h.pipe.equal?(io) }) && handle.read(t)
+          on_booted(handle)
+        end
+      end
+      reap
+    end
+
+    # Until the next thing due: a respawn after a back-off, a heartbeat deadline, the end of a
+    # stopping worker's grace. Nothing already past counts (a killed worker not yet reaped, a
+    # back-off for an index that is served meanwhile), or the loop would spin.
+    def wait_time
+      t = now
+      times = [t + MAX_WAIT, *@respawn_at.values]
+      @handles.each do |h|
+        next if h.killed?
+
+        times << h.last_checkin + @options[:worker_timeout] if h.pipe && !h.inherited? && !h.stopping?
+        times << h.term_sent_at + @options[:shutdown_timeout] + KILL_GRACE if h.term_sent_at
+      end
+      (times.select { |time| time > t }.min - t) + 0.001
+    end
+
+    def on_signal(signal)
+      case signal
+      when "INT", "TERM" then stop_gracefully(signal)
+      when "QUIT" then stop_now
+      when "HUP" then reopen_logs(signal)
+      when "CHLD" then nil # #wait reaps after every wake-up
+      else
+        return @log.call("#{signal}: ignored while stopping") unless @state == :running
+
+        case signal
+        when "USR2" then hot_restart(signal)
+        when "USR1" then phased_restart
+        when "TTIN" then more_workers
+        when "TTOU" then fewer_workers
+        end
+      end
+    end
+
+    # ---------------------------------------------------------------- workers
+
+    def spawn_missing
+      return unless @state == :running
+
+      t = now
+      @worker_count.times do |index|
+        next if @handles.any? { |h| h.index == index && !h.inherited? && !h.stopping? }
+        next if @respawn_at.fetch(index, t) > t
+
+        spawn(index)
+      end
+    end
+
+    # Forks the worker for index. A fork that fails (out of processes or memory) is logged
+    # and tried again after a back-off, like a worker that failed to boot: the master lives on.
+    def spawn(index)
+      reader, writer = IO.pipe
+      others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe)]
+      pid = fork do
+        reader.close
+        Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
+                   close: others, options: @options, server_options: server_options(multiprocess: true),
+                   sockets: @binder.sockets, log: @log, hooks: @hooks, app: @app, load_app: @load_app,
+                   title: title("worker #{index}")).run
+      end
+      writer.close
+      @respawn_at.delete(index)
+      @handles << WorkerHandle.new(index: index, pid: pid, phase: @phase, pipe: reader)
+      hook(:after_worker_fork, index)
+    rescue SystemCallError => e
+      [reader, writer].each { |io| io&.close unless io&.closed? }
+      @respawn_at[index] = now + BOOT_BACKOFF_MAX
+      @log.call("cannot fork worker #{index}: #{e.message}; next try in #{BOOT_BACKOFF_MAX} s")
+    end
+
+    # Kills workers that went silent, and those that did not stop in time when asked.
+    def watch_workers
+      t = now
+      @handles.each do |h|
+        if !h.stopping? && h.timed_out?(t, @options[:worker_timeout])
+          @log.call("worker #{h.index} (pid #{h.pid}) sent no heartbeat for #{@options[:worker_timeout]} s; killing it")
+          h.kill!
+        elsif h.term_sent_at && !h.killed? && t - h.term_sent_at > @options[:shutdown_timeout] + KILL_GRACE
+          @log.call("worker #{h.index} (pid #{h.pid}) did not stop in time; killing it")
+          h.kill!
+        end
       end
     end
 
@@ -104,29 +203,177 @@ module Up
         pid, status = Process.wait2(-1, Process::WNOHANG)
         break unless pid
 
-        index = @workers.delete(pid)
-        next if @stopping || index.nil?
+        handle = @handles.find { |h| h.pid == pid }
+        next unless handle
 
-        @log.call("worker #{index} (pid #{pid}) exited with #{status.inspect}; starting a new one")
-        sleep RESPAWN_DELAY
-        spawn_worker(index)
+        @handles.delete(handle)
+        handle.close
+        exited(handle, status)
       end
     rescue Errno::ECHILD
       nil
     end
 
-    def stop_workers
-      @workers.each_key { |pid| Process.kill(:TERM, pid) rescue Errno::ESRCH } # rubocop:disable Style/RescueModifier
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + @options[:shutdown_timeout] + 5
-      until @workers.empty?
-        if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-          @workers.each_key { |pid| Process.kill(:KILL, pid) rescue Errno::ESRCH } # rubocop:disable Style/RescueModifier
-        end
-        pid = Process.wait(-1, Process::WNOHANG)
-        pid ? @workers.delete(pid) : sleep(0.05)
+    def exited(handle, status)
+      i = handle.index
+      if @state != :running || handle.term_sent_at || handle.inherited?
+        @log.call("worker #{i} (pid #{handle.pid}) stopped")
+      elsif handle.booted?
+        @boot_failures.delete(i)
+        @log.call("worker #{i} (pid #{handle.pid}) exited with #{status.inspect}; starting a new one")
+      else
+        boot_failed(handle, status)
       end
-    rescue Errno::ECHILD
-      @workers.clear
+    end
+
+    def boot_failed(handle, status)
+      i = handle.index
+      n = @boot_failures[i] += 1
+      delay = [BOOT_BACKOFF * 2**(n - 1), BOOT_BACKOFF_MAX].min
+      @respawn_at[i] = now + delay
+      @log.call("worker #{i} (pid #{handle.pid}) failed to boot (#{status.inspect}; #{n} in a row); " \
+                "next try in #{delay} s")
+      return unless @phasing && handle.phase == @phase
+
+      @phasing = false
+      @log.call("phased restart stopped: workers not yet replaced keep serving the old code; " \
+                "fix the app and send USR1 again")
+    end
+
+    def on_booted(handle)
+      @boot_failures.delete(handle.index)
+      release_old_workers
+    end
+
+    # After a hot restart: once a new worker serves at every index, the previous image's
+    # workers drain (EOF on their check pipe, and TERM).
+    def release_old_workers
+      old = @handles.select(&:inherited?)
+      return if old.empty? && @old_checks.empty?
+      return unless (0...@worker_count).all? { |i| @handles.any? { |h| h.index == i && h.phase == @phase && h.booted? } }
+
+      @log.call("hot restart: #{@worker_count} new workers serve; #{old.size} old workers drain")
+      @old_checks.each(&:close)
+      @old_checks = []
+      old.each { |h| h.term!(now) }
+    end
+
+    # ---------------------------------------------------------------- signals
+
+    def stop_gracefully(signal)
+      return if @state == :stopping
+
+      @state = :stopping
+      @phasing = false
+      @log.call("#{signal}: stopping #{@handles.size} workers; requests in flight get " \
+                "#{@options[:shutdown_timeout]} s")
+      t = now
+      @handles.each { |h| h.term!(t) }
+      @binder.shutdown
+      @old_checks.each(&:close)
+      @old_checks = []
+    end
+
+    def stop_now
+      @state = :stopping
+      @log.call("QUIT: stopping at once; killing #{@handles.size} workers")
+      @handles.each(&:kill!)
+      @binder.shutdown
+    end
+
+    def reopen_logs(signal)
+      reopen_log(signal)
+      @handles.each { |h| h.signal(:HUP) } if @log.path
+    end
+
+    def hot_restart(signal)
+      @log.call("#{signal}: hot restart: re-executing the master in place (pid #{Process.pid}); " \
+                "the workers serve until new ones are up")
+      hook(:on_restart)
+      @state = :restarting
+    end
+
+    def phased_restart
+      if @options[:preload]
+        @log.call("USR1: a phased restart needs --no-preload (this master loaded the app, so new " \
+                  "workers would fork the old code); doing a hot restart instead")
+        return hot_restart("USR1")
+      end
+      return @log.call("USR1: a phased restart is under way") if @phasing
+
+      @phase += 1
+      @phasing = true
+      @log.call("USR1: phased restart: replacing #{@worker_count} workers one at a time (phase #{@phase})")
+    end
+
+    # One worker at a time: fork the new one for the lowest index still on an old phase;
+    # once it serves, ask the old one to stop; once that has exited, the next index.
+    def advance_phase
+      return unless @phasing && @state == :running
+      return if @handles.any? { |h| h.phase < @phase && h.stopping? && !h.inherited? }
+      return if @handles.any? { |h| h.phase == @phase && !h.booted? }
+
+      old = @handles.select { |h| h.phase < @phase && !h.stopping? && !h.inherited? }.min_by(&:index)
+      return phase_done unless old
+
+      fresh = @handles.find { |h| h.index == old.index && h.phase == @phase && !h.stopping? }
+      if fresh
+        @log.call("phased restart: worker #{old.index} (pid #{fresh.pid}) serves; pid #{old.pid} drains")
+        old.term!(now)
+      elsif @respawn_at.fetch(old.index, 0) <= now
+        spawn(old.index)
+      end
+    end
+
+    def phase_done
+      @phasing = false
+      @log.call("phased restart done: #{@worker_count} workers on phase #{@phase}")
+    end
+
+    def more_workers
+      @worker_count += 1
+      @log.call("TTIN: workers #{@worker_count}")
+    end
+
+    def fewer_workers
+      return @log.call("TTOU: one worker left; not stopping it") if @worker_count == 1
+
+      @worker_count -= 1
+      @log.call("TTOU: workers #{@worker_count}")
+      t = now
+      @handles.each { |h| h.term!(t) if h.index >= @worker_count && !h.stopping? && !h.inherited? }
+    end
+
+    # ---------------------------------------------------------------- after a re-exec
+
+    # The app, loaded here to be shared by the workers, or nil for --no-preload. If it fails
+    # to load after a hot restart (a broken deploy), the old workers keep serving the code
+    # they have: the new workers then load the app themselves and are retried with a back-off,
+    # so fixing the code (or another USR2) finishes the restart. At a cold start the error
+    # ends the process, as it would in single mode.
+    def preload
+      return nil unless @options[:preload]
+
+      @load_app.call
+    rescue StandardError, ScriptError => e
+      raise if @handles.empty?
+
+      @log.call("hot restart: the app does not load; the old workers keep serving: " \
+                "#{e.full_message(highlight: false, order: :top)}")
+      nil
+    end
+
+    # The previous image's workers (its children, so ours now) and the check pipes that keep
+    # them serving; they are watched for exit only, never replaced.
+    def adopt_old_workers
+      workers = ENV.delete(ENV_OLD_WORKERS)
+      checks = ENV.delete(ENV_OLD_CHECKS)
+      return unless workers
+
+      @handles = workers.split(",").map { |entry| WorkerHandle.inherited(entry) }
+      @old_checks = checks.to_s.split(",").map { |fd| IO.for_fd(Integer(fd)).tap { |io| io.close_on_exec = true } }
+      @phase = (@handles.map(&:phase).max || 0) + 1
+      @log.call("hot restart: #{@handles.size} old workers serve until the new ones are up")
     end
   end
 end

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "hooks"
 require_relative "options"
 
 module Up
@@ -11,9 +12,8 @@ module Up
     class Error < StandardError; end
 
     DEFAULT_PATH = "config/up.rb"
-    HOOKS = %i[before_fork before_worker_boot after_worker_fork before_worker_shutdown on_restart].freeze
 
-    # values: setting key => value; names: key => "file:line: directive"; hooks: [name, block].
+    # values: setting key => value; names: key => "file:line: directive"; hooks: an Up::Hooks.
     attr_reader :path, :values, :names, :hooks
 
     def self.load(path)
@@ -24,7 +24,7 @@ module Up
       @path = path
       @values = {}
       @names = {}
-      @hooks = []
+      @hooks = Hooks.new
     end
 
     def evaluate
@@ -50,7 +50,7 @@ module Up
     def add_hook(name, block, location)
       raise Error, "#{where(location)}: #{name} needs a block" unless block
 
-      @hooks << [name, block]
+      @hooks.add(name, &block)
     end
 
     def where(location)
@@ -88,7 +88,7 @@ module Up
         @file.set(:pid_file, path, caller_locations(1, 1).first, "pidfile")
       end
 
-      HOOKS.each do |name|
+      Hooks::NAMES.each do |name|
         define_method(name) { |&block| @file.add_hook(name, block, caller_locations(1, 1).first) }
       end
 

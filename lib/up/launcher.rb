@@ -1,23 +1,44 @@
 # frozen_string_literal: true
 
 require "rack"
+require "rbconfig"
+require_relative "log"
+require_relative "hooks"
 require_relative "binder"
-require_relative "server"
+require_relative "single"
+require_relative "cluster"
 
 module Up
-  # Starts a server from parsed CLI options: loads config.ru, binds, writes the pid file,
-  # traps INT/TERM for a graceful stop and runs until then. Created by Up::CLI.
+  # Starts UP! from checked options (Up::CLI, Up::RackHandler): opens the log, binds the
+  # sockets (or adopts them after a re-exec), writes the pid file, and runs one process
+  # (Up::Single, -w 0 or 1) or a master and workers (Up::Cluster). When the runner asks for a
+  # hot restart (USR2) it re-executes this process in place: same pid, same command line, the
+  # listening sockets kept open. It owns the log, the sockets and the pid file.
   class Launcher
     # A reason the server cannot start that the user can fix (no config.ru, port in use).
     class StartError < StandardError; end
 
-    SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
-                        body_timeout keepalive_timeout write_timeout max_pipeline
-                        shutdown_timeout access_log].freeze
+    SERVER_OPTIONS = Runner::SERVER_OPTIONS
 
-    def initialize(options, app: nil)
+    # app: an app already loaded (rackup's), else config.ru is loaded (again on each restart).
+    # hooks: an Up::Hooks (the config file's). restart_argv: the command a USR2 re-executes;
+    # by default the one that started this process, taken now, before the process title
+    # changes (see .command_line).
+    def initialize(options, app: nil, hooks: Hooks.new, restart_argv: nil)
       @options = options
       @app = app
+      @hooks = hooks
+      @restart_argv = restart_argv || Launcher.command_line
+      @restart_dir = Dir.pwd
+    end
+
+    # The command line this process started with, Ruby's own options (-I, -r) included.
+    # Linux keeps it in /proc/self/cmdline; ARGV will not do, since rackup has consumed its
+    # options from it by the time it calls the handler. Elsewhere: ruby, $0 and ARGV.
+    def self.command_line
+      File.binread("/proc/self/cmdline").split("\0")
+    rescue SystemCallError
+      [RbConfig.ruby, $PROGRAM_NAME, *ARGV]
     end
 
     def run
@@ -25,42 +46,31 @@ module Up
       # -e, as Puma does it: the app reads RACK_ENV (Rails: when RAILS_ENV is unset).
       ENV["RACK_ENV"] = @options[:environment] if @options[:environment]
       ENV["RACK_ENV"] ||= "development"
-      log_io = open_log
-      app = @app || load_app
+      @log = open_log
+      check_pid_file
       @binder = listen
       write_pid_file
-      if @options[:workers] > 1
-        run_cluster(app, log_io)
-      else
-        run_single(app, log_io)
+      runner_class = @options[:workers] > 1 ? Cluster : Single
+      @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app))
+      if @runner.run == :stop
+        @binder.close # removes the socket files; a restart keeps the sockets instead
+        return 0
       end
-      0
+
+      restart!
     ensure
-      @binder&.close
       remove_pid_file
     end
 
     # Graceful stop from another thread (rackup's shutdown).
     def stop
-      @server&.stop
+      @runner&.stop
     end
 
     private
 
-    def run_single(app, log_io)
-      server = @server = Server.new(app, @options.slice(*SERVER_OPTIONS).merge(multiprocess: false))
-      server.log_io = log_io
-      @binder.sockets.each { |s| server.listen_fd(s.fileno) }
-      trap_signals(server)
-      server.log("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
-                 "(pid #{Process.pid}, threads #{@options[:threads]})")
-      server.run
-      server.log("stopped")
-    end
-
-    def run_cluster(app, log_io)
-      require_relative "cluster"
-      Cluster.new(@options, app, @options.slice(*SERVER_OPTIONS), Log.new(log_io), @binder).run
+    def app
+      @app || load_app
     end
 
     # Each connection is a file descriptor; the usual soft limit of 1024 would cap a server
@@ -73,46 +83,88 @@ module Up
     end
 
     def load_app
-      path = File.expand_path(@options[:rackup])
+      path = File.expand_path(@options[:rackup], @restart_dir)
       raise StartError, "#{@options[:rackup]} not found" unless File.file?(path)
 
       Rack::Builder.parse_file(path)
     end
 
-    # Every bind, opened before anything forks; the port is --port for binds without one.
+    # Every bind, opened before anything forks (or adopted after a re-exec); the port is
+    # --port for binds without one.
     def listen
       binds = @options[:bind].map { |spec| Bind.parse(spec, @options[:port]) }
-      Binder.new(binds).listen
+      Binder.new(binds).bind
     rescue Binder::Error => e
       raise StartError, "cannot listen on #{e.message}"
     end
 
     def open_log
-      return $stderr unless @options[:log_file]
-
-      File.open(@options[:log_file], "a").tap { |f| f.sync = true }
+      @options[:log_file] ? Log.open(@options[:log_file]) : Log.new($stderr)
     rescue SystemCallError => e
       raise StartError, "cannot open log file: #{e.message}"
     end
 
+    # ---------------------------------------------------------------- pid file
+
+    # A pid file that names another live process means a server runs already: refuse, and
+    # leave its file alone. Ours (after a re-exec) or a stale one is overwritten.
+    def check_pid_file
+      path = @options[:pid_file]
+      return unless path && File.file?(path)
+
+      pid = File.read(path).to_i
+      return if pid <= 0 || pid == Process.pid || !alive?(pid)
+
+      raise StartError, "#{path} names process #{pid}, which is running (another UP!?); " \
+                        "stop it, or remove the file if it is not UP!"
+    rescue SystemCallError => e
+      raise StartError, "cannot read pid file: #{e.message}"
+    end
+
+    def alive?(pid)
+      Process.kill(0, pid)
+      true
+    rescue Errno::ESRCH
+      false
+    rescue Errno::EPERM
+      true
+    end
+
+    # Written once the sockets are bound, so a start that fails never touches it.
     def write_pid_file
       return unless @options[:pid_file]
 
       File.write(@options[:pid_file], "#{Process.pid}\n")
+      @pid_file_written = true
     rescue SystemCallError => e
       raise StartError, "cannot write pid file: #{e.message}"
     end
 
     def remove_pid_file
       path = @options[:pid_file]
-      File.delete(path) if path && File.exist?(path) && File.read(path).to_i == Process.pid
+      return unless @pid_file_written && File.exist?(path) && File.read(path).to_i == Process.pid
+
+      File.delete(path)
     rescue SystemCallError
       nil
     end
 
-    # The trap only asks for a stop: Server#stop sets a flag and wakes the loop.
-    def trap_signals(server)
-      %w[INT TERM].each { |signal| Signal.trap(signal) { server.stop } }
+    # ---------------------------------------------------------------- hot restart
+
+    # Replaces this process's image with a new run of the same command (exec keeps the pid,
+    # so systemd and the pid file stay right). The sockets and what the runner names stay
+    # open; everything else is closed on exec. Returns (status 1) only when exec fails.
+    def restart!
+      env = @binder.exec_env.merge(@runner.exec_env)
+      fds = (@binder.exec_fds + @runner.exec_fds).to_h { |fd| [fd, fd] }
+      @log.call("re-executing #{@restart_argv.join(" ")}")
+      @pid_file_written = false # the new image keeps it: same pid
+      Dir.chdir(@restart_dir)
+      Kernel.exec(env, *@restart_argv, fds)
+    rescue SystemCallError => e
+      @pid_file_written = true
+      @log.call("hot restart failed: #{e.message}")
+      1
     end
   end
 end

@@ -13,7 +13,7 @@ module Up
   # rackup cannot, so all it passes counts as typed).
   module RackHandler
     def self.run(app, **options)
-      @launcher = Launcher.new(settings(options), app: app)
+      @launcher = Launcher.new(settings(options), app: app, hooks: @hooks)
       yield @launcher if block_given?
       @launcher.run
     rescue Options::Error, ConfigFile::Error => e
@@ -40,7 +40,7 @@ module Up
       file = config_file(typed[:config_file])
       values = { workers: 1 }.merge(defaults).merge(values).merge(file&.values || {}).merge(typed)
       names = env_names.merge(file&.names || {}).merge(names)
-      @hooks = file&.hooks || []
+      @hooks = file&.hooks || Hooks.new
       Options.new(values, names: names).to_h
     end
 

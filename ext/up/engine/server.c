@@ -174,6 +174,14 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
         if (fd < 0) {
             if (errno == ECONNABORTED)
                 continue;
+            if (errno == EINVAL) {
+                /* The socket no longer listens: whoever owns it shut it down (UP!'s master
+                 * does at a final stop, so the kernel refuses new connections) and our own
+                 * stop is on its way. Pause quietly rather than spin on it. */
+                server->accept_paused = 1;
+                update_accepting(server);
+                return;
+            }
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 /* Out of file descriptors (EMFILE) and the like: the listener stays readable,
                  * so watching it would spin the loop. Pause accepting until the next tick. */

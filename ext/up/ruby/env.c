@@ -126,7 +126,7 @@ VALUE up_rb_env_template(up_rb_server_t *srv)
         key_gateway_interface, frozen("CGI/1.2"),
         key_rack_version,      version,
         key_rack_url_scheme,   str_http,
-        key_rack_errors,       rb_gv_get("$stderr"),
+        key_rack_errors,       rb_iv_get(srv->self, "@errors"),
         key_rack_multithread,  srv->num_threads > 1 ? Qtrue : Qfalse,
         key_rack_multiprocess, rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse,
         key_rack_run_once,     Qfalse,

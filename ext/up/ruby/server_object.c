@@ -126,7 +126,7 @@ static unsigned opt_ms(VALUE options, const char *name, unsigned fallback)
     return (unsigned)ceil(s * 1000);
 }
 
-/* Server.new(app, threads: 5, max_head_size: ..., ...) */
+/* Server.new(app, threads: 5, max_head_size: ..., errors: io, ...) */
 static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
 {
     up_rb_server_t *srv = get(self);
@@ -166,6 +166,10 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     }
     rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
+    /* rack.errors: the server log's IO (Up::Log#io) when given; reopening the log on HUP
+     * reopens that same object, so the env template keeps pointing at the right file. */
+    VALUE errors = opt(options, "errors");
+    rb_iv_set(self, "@errors", NIL_P(errors) ? rb_gv_get("$stderr") : errors);
 
     VALUE access_log = opt(options, "access_log");
     if (!NIL_P(access_log))
@@ -240,12 +244,24 @@ static VALUE Server_run(VALUE self)
     return self;
 }
 
-/* stop: graceful; safe from any thread and from a trap block. */
-static VALUE Server_stop(VALUE self)
+/* stop(timeout = shutdown_timeout): graceful; requests still in flight after timeout seconds
+ * are cut off (stop(0): at once, for QUIT). A later call can only bring the deadline nearer.
+ * Safe from any thread and from a trap block. */
+static VALUE Server_stop(int argc, VALUE *argv, VALUE self)
 {
     up_rb_server_t *srv = get(self);
-    if (!srv->stop_requested) {
-        srv->deadline_ns = up_rb_now_ns() + (uint64_t)srv->shutdown_timeout_ms * 1000000ull;
+    VALUE timeout;
+    rb_scan_args(argc, argv, "01", &timeout);
+    uint64_t ms = srv->shutdown_timeout_ms;
+    if (!NIL_P(timeout)) {
+        double s = NUM2DBL(timeout);
+        if (!(s >= 0 && s <= 86400))
+            rb_raise(rb_eArgError, "stop timeout must be between 0 and 86400 seconds");
+        ms = (uint64_t)ceil(s * 1000);
+    }
+    uint64_t deadline = up_rb_now_ns() + ms * 1000000ull;
+    if (!srv->stop_requested || deadline < srv->deadline_ns) {
+        srv->deadline_ns = deadline;
         srv->stop_requested = 1;
     }
     up_loop_wake(srv->loop);
@@ -298,7 +314,7 @@ void up_rb_init_server(VALUE mUp)
     rb_define_method(cServer, "listen_fd", Server_listen_fd, 1);
     rb_define_method(cServer, "addresses", Server_addresses, 0);
     rb_define_method(cServer, "run", Server_run, 0);
-    rb_define_method(cServer, "stop", Server_stop, 0);
+    rb_define_method(cServer, "stop", Server_stop, -1);
     rb_define_method(cServer, "running?", Server_running_p, 0);
     rb_define_method(cServer, "reopen_access_log", Server_reopen_access_log, 0);
     rb_define_method(cServer, "stats", Server_stats, 0);

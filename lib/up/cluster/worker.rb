@@ -1,0 +1,135 @@
+# frozen_string_literal: true
+
+require_relative "../runner"
+
+module Up
+  class Cluster < Runner
+    # One worker process, from the fork to its exit: it drops what belongs to the master,
+    # runs before_worker_boot, loads the app unless the master preloaded it, serves it on the
+    # inherited sockets until told to stop, runs before_worker_shutdown and exits. Up::Cluster
+    # creates it in the child right after fork and calls #run, which never returns. It owns
+    # its Up::Server, the write end of its pipe to the master, and a control thread.
+    #
+    # The control thread does what the signals ask (the traps only write a byte) and beats:
+    # it writes a byte to the master every beat interval, or the master takes the worker for
+    # hung and kills it after --worker-timeout. It is a Ruby thread, so a worker whose Ruby
+    # VM is stuck stops beating; it holds the GVL only for one write, and when app threads
+    # hog the GVL it gets it back within one time slice per busy thread (100 ms each), far
+    # below the timeout. EOF on the check pipe (the master is gone) stops the worker.
+    #
+    #   INT, TERM   graceful stop (the master sends TERM)
+    #   QUIT        stop at once, requests in flight cut off
+    #   HUP         reopen the log file (the master forwards it)
+    class Worker
+      SIGNALS = %w[INT TERM QUIT HUP].freeze
+      # Signals meant for the master; a worker that gets them from a process-group kill
+      # (kill -USR2 -PGID) ignores them rather than die or stop (TTIN/TTOU stop a process).
+      IGNORED = %w[USR1 USR2 TTIN TTOU].freeze
+
+      # index, phase: who it is. pipe: write end of its pipe to the master. check: read end of
+      # the master's check pipe. master_signals: the master's Up::SignalPipe, whose handlers
+      # run here until ours are in. close: master-only IOs to close. app: the preloaded app,
+      # or nil to load it here with load_app. title: its process title.
+      def initialize(index:, phase:, pipe:, check:, master_signals:, close:, options:, server_options:,
+                     sockets:, log:, hooks:, app:, load_app:, title:)
+        @index = index
+        @title = title
+        @phase = phase
+        @pipe = pipe
+        @check = check
+        @master_signals = master_signals
+        @close = close
+        @options = options
+        @server_options = server_options
+        @sockets = sockets
+        @log = log
+        @hooks = hooks
+        @app = app
+        @load_app = load_app
+      end
+
+      def run
+        signals = SignalPipe.new.trap(*SIGNALS)
+        IGNORED.each { |name| Signal.trap(name, "IGNORE") }
+        Signal.trap("CHLD", "DEFAULT")
+        # A stop that came before our traps were in reached the master's handler, which kept it.
+        @stop_asked = !@master_signals.stray.nil?
+        @master_signals.close
+        @close.each { |io| io.close unless io.closed? }
+        Process.setproctitle(@title)
+        control = Thread.new { control(signals) }
+        hook(:before_worker_boot, @index)
+        serve
+        control.kill.join
+        hook(:before_worker_shutdown, @index)
+        exit!(0)
+      rescue Exception => e # rubocop:disable Lint/RescueException
+        # A failure to boot (a broken config.ru, a hook that raises) ends this worker, never
+        # the master, which starts another after a back-off.
+        @log.call("worker #{@index} (pid #{Process.pid}) failed: #{e.full_message(highlight: false, order: :top)}")
+        exit!(1)
+      end
+
+      private
+
+      def serve
+        app = @app || @load_app.call
+        server = Server.new(app, @server_options)
+        server.logger = @log
+        @sockets.each { |s| server.listen_fd(s.fileno) }
+        @server = server
+        server.stop if @stop_asked
+        beat(WorkerHandle::BOOTED)
+        @log.call("worker #{@index} booted (pid #{Process.pid})")
+        server.run
+      end
+
+      def control(signals)
+        interval = [@options[:worker_timeout] / 4.0, 5].min
+        ios = [signals.reader, @check]
+        loop do
+          ready, = IO.select(ios, nil, nil, interval)
+          beat(".")
+          next unless ready
+
+          signals.take.each { |signal| on_signal(signal) } if ready.include?(signals.reader)
+          next unless ready.include?(@check) && @check.read_nonblock(1, exception: false).nil?
+
+          # EOF: the master is gone (or a restarted master has its new workers up).
+          ios.delete(@check)
+          stop
+        end
+      end
+
+      def on_signal(signal)
+        case signal
+        when "INT", "TERM" then stop
+        when "QUIT" then stop(0)
+        when "HUP" then @log.call("worker #{@index} reopened #{@log.path}") if @log.reopen
+        end
+      end
+
+      # Until the server exists (the app is loading) a stop is kept and done once it does.
+      def stop(timeout = nil)
+        @stop_asked = true
+        timeout ? @server&.stop(timeout) : @server&.stop
+      end
+
+      # One byte to the master; a master that re-executed itself no longer reads this pipe
+      # (EPIPE) and tells us to stop through the check pipe instead.
+      def beat(byte)
+        return unless @pipe
+
+        @pipe.write_nonblock(byte, exception: false)
+      rescue Errno::EPIPE, IOError
+        @pipe = nil
+      end
+
+      def hook(name, *args)
+        @hooks.run(name, *args)
+      rescue StandardError, ScriptError => e
+        @log.call("#{name} hook failed in worker #{@index}: #{e.full_message(highlight: false, order: :top)}")
+      end
+    end
+  end
+end

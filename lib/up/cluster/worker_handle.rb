@@ -1,0 +1,103 @@
+# frozen_string_literal: true
+
+require_relative "../runner"
+
+module Up
+  class Cluster < Runner
+    # The master's view of one worker process: its index and pid, the phase (code generation)
+    # it was forked in, the read end of its pipe (the worker writes "b" once it serves, then a
+    # heartbeat byte every few seconds), when it last did, and whether the master has asked it
+    # to stop. Up::Cluster creates one per fork, or one per worker of the previous image after
+    # a USR2 re-exec (inherited: no pipe, not watched, never replaced). It owns the pipe's read
+    # end; the process itself is Up::Cluster::Worker.
+    class WorkerHandle
+      BOOTED = "b"
+
+      attr_reader :index, :pid, :phase, :pipe, :last_checkin, :term_sent_at
+
+      def initialize(index:, pid:, phase:, pipe: nil, now: Process.clock_gettime(Process::CLOCK_MONOTONIC))
+        @index = index
+        @pid = pid
+        @phase = phase
+        @pipe = pipe
+        @booted = false
+        @last_checkin = now
+        @term_sent_at = nil
+        @killed = false
+      end
+
+      # A worker of the previous image, from UP_OLD_WORKERS ("pid:index:phase").
+      def self.inherited(entry)
+        pid, index, phase = entry.split(":").map { |n| Integer(n) }
+        new(index: index, pid: pid, phase: phase).tap(&:inherited!)
+      end
+
+      def to_env
+        "#{@pid}:#{@index}:#{@phase}"
+      end
+
+      def inherited!
+        @inherited = true
+        @booted = true
+      end
+
+      def inherited?
+        @inherited == true
+      end
+
+      def booted?
+        @booted
+      end
+
+      def stopping?
+        !@term_sent_at.nil? || @killed
+      end
+
+      def killed?
+        @killed
+      end
+
+      # Reads what the worker wrote: each byte is a check-in; "b" says it has booted. Returns
+      # true when it just booted. At EOF (the worker is gone or going) it closes the pipe.
+      def read(now)
+        data = @pipe.read_nonblock(256, exception: false)
+        if data.nil?
+          close
+          return false
+        end
+        return false if data == :wait_readable
+
+        @last_checkin = now
+        return false if @booted || !data.include?(BOOTED)
+
+        @booted = true
+      end
+
+      # True when a watched worker has been silent for longer than timeout seconds.
+      def timed_out?(now, timeout)
+        !inherited? && !@killed && @pipe && now - @last_checkin > timeout
+      end
+
+      def term!(now)
+        @term_sent_at ||= now
+        signal(:TERM)
+      end
+
+      def kill!
+        @killed = true
+        signal(:KILL)
+      end
+
+      def signal(name)
+        Process.kill(name, @pid)
+      rescue Errno::ESRCH
+        nil
+      end
+
+      def close
+        @pipe&.close unless @pipe&.closed?
+        @pipe = nil
+      end
+    end
+  end
+end

@@ -1,0 +1,80 @@
+# frozen_string_literal: true
+
+require_relative "server"
+require_relative "signal_pipe"
+
+module Up
+  # What the two ways of running UP! share: Up::Single (one process) and Up::Cluster (a master
+  # and forked workers) are made by Up::Launcher with the checked options, the log, the hooks,
+  # the bound sockets (Up::Binder) and a way to load the app. #run serves until a stop and
+  # returns :stop, or :restart when the launcher is to re-execute this process in place
+  # (USR2); then #exec_env and #exec_fds say what the new image must inherit. A runner owns
+  # its signal pipe and, in cluster mode, the workers; not the sockets, log or pid file.
+  class Runner
+    # The settings Up::Server.new takes (ext/up/ruby/server_object.c).
+    SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
+                        body_timeout keepalive_timeout write_timeout max_pipeline
+                        shutdown_timeout access_log].freeze
+
+    # Process titles start with this, so `ps` tells UP!'s processes apart from others.
+    TITLE = "up_ruby"
+
+    def initialize(options, log:, hooks:, binder:, load_app:)
+      @options = options
+      @log = log
+      @hooks = hooks
+      @binder = binder
+      @load_app = load_app
+    end
+
+    # Fds the new image keeps, beyond the listening sockets, and how it finds them.
+    def exec_env
+      {}
+    end
+
+    def exec_fds
+      []
+    end
+
+    private
+
+    # Settings for Up::Server.new; rack.errors is the log's IO. Workers share each listening
+    # socket and a new connection wakes one of them, not all (EPOLLEXCLUSIVE): measured
+    # against one SO_REUSEPORT socket per worker, see README.
+    def server_options(multiprocess:)
+      @options.slice(*SERVER_OPTIONS).merge(multiprocess: multiprocess, errors: @log.io,
+                                            exclusive_accept: multiprocess)
+    end
+
+    # A new Up::Server for app on the bound sockets, logging to our log.
+    def new_server(app, multiprocess:)
+      server = Server.new(app, server_options(multiprocess: multiprocess))
+      server.logger = @log
+      @binder.sockets.each { |s| server.listen_fd(s.fileno) }
+      server
+    end
+
+    # Runs a hook; one that raises is logged and the server goes on (as Puma does).
+    def hook(name, *args)
+      @hooks.run(name, *args)
+    rescue StandardError, ScriptError => e
+      @log.call("#{name} hook failed: #{e.full_message(highlight: false, order: :top)}")
+    end
+
+    # "up_ruby master (127.0.0.1:3000)", "up_ruby worker 1 (...)"; role nil for one process.
+    def title(role)
+      [TITLE, role, "(#{@binder.addresses.join(", ")})"].compact.join(" ")
+    end
+
+    # HUP: logrotate has renamed the file; go on in a new one under its name.
+    def reopen_log(signal)
+      return @log.call("#{signal}: no log file to reopen (the log is stderr; see -l)") unless @log.path
+
+      @log.call("#{signal}: reopened #{@log.path}") if @log.reopen
+    end
+
+    def now
+      Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    end
+  end
+end

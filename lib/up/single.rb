@@ -1,0 +1,82 @@
+# frozen_string_literal: true
+
+require_relative "runner"
+
+module Up
+  # One process, no master (-w 0 or 1, and rackup): it loads the app and serves it on the
+  # main thread. Created by Up::Launcher; owns its Up::Server and a control thread that acts
+  # on signals (the traps only write a byte to its pipe):
+  #
+  #   INT, TERM    graceful stop: no new connections, in-flight requests finish within
+  #                --shutdown-timeout
+  #   QUIT         immediate stop: requests in flight are cut off now
+  #   USR2, USR1   restart in place: drain like TERM, then the launcher re-executes this
+  #                process (same pid) on the same listening sockets and loads the app again;
+  #                connections that come meanwhile wait in the backlog, none is refused
+  #   HUP          reopen the log file
+  #   TTIN, TTOU   logged and ignored (there are no workers to add or remove)
+  class Single < Runner
+    SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU].freeze
+
+    def run
+      signals = SignalPipe.new.trap(*SIGNALS) # first: a signal while the app loads waits
+      @server = new_server(@load_app.call, multiprocess: false)
+      Process.setproctitle(title(nil))
+      @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
+                "(pid #{Process.pid}, threads #{@options[:threads]})")
+      control = Thread.new { control(signals) }
+      @server.run
+      control.kill.join
+      # A stop that came after the drain, while the control thread was going, still wins.
+      @restart = false if (signals.take & SignalPipe::STOPS).any?
+      return :restart if @restart
+
+      @log.call("stopped")
+      :stop
+    end
+
+    # Graceful stop, also from another thread (rackup's shutdown); timeout 0 for QUIT. New
+    # connections are refused from now on; a stop during a restart's drain wins.
+    def stop(timeout = nil)
+      @stopping = true
+      @restart = false
+      timeout ? @server&.stop(timeout) : @server&.stop
+      @binder.shutdown
+    end
+
+    private
+
+    def control(signals)
+      loop do
+        signals.reader.wait_readable
+        signals.take.each { |signal| on_signal(signal) }
+      end
+    end
+
+    def on_signal(signal)
+      case signal
+      when "INT", "TERM"
+        stop
+      when "QUIT"
+        @log.call("QUIT: stopping at once; requests in flight are cut off")
+        stop(0)
+      when "USR1", "USR2"
+        restart(signal)
+      when "HUP"
+        reopen_log(signal)
+      when "TTIN", "TTOU"
+        @log.call("#{signal}: one process (-w #{@options[:workers]}), no worker to add or remove; ignored")
+      end
+    end
+
+    def restart(signal)
+      return if @restart || @stopping
+
+      how = signal == "USR1" ? "USR1 (one process: a phased restart is a restart in place)" : "USR2"
+      @log.call("#{how}: restarting in place once requests in flight finish (pid #{Process.pid})")
+      hook(:on_restart)
+      @restart = true
+      @server.stop
+    end
+  end
+end
