@@ -4,6 +4,7 @@
 # took, written in batches (at most a second late, and all of it at the stop), through any
 # thread count; bytes that could break a line are escaped.
 require_relative "helper"
+require_relative "support/cli_process"
 require "tmpdir"
 
 class TestAccessLog < Minitest::Test
@@ -17,6 +18,15 @@ class TestAccessLog < Minitest::Test
     when "/slow" then sleep(0.2) && [200, {}, ["zz"]]
     when "/stream" then [200, {}, ->(s) { s.write("abc"); s.write("de"); s.close }]
     else [200, {}, ["hello"]]
+    end
+  end
+
+  # Waits (bounded) until the file matches: the server's log, when -l sends it there.
+  def wait_for_line(path, pattern)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 20
+    until File.file?(path) && File.read(path).match?(pattern)
+      flunk "#{path} never matched #{pattern.inspect}" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      sleep 0.05
     end
   end
 
@@ -80,6 +90,30 @@ class TestAccessLog < Minitest::Test
       assert_equal ["GET /before HTTP/1.1"], lines("#{path}.1").map { |l| l[LINE, :request] }
       assert_equal ["GET /one HTTP/1.1"], lines("#{path}.2").map { |l| l[LINE, :request] }
       assert_equal ["GET /after HTTP/1.1"], lines(path).map { |l| l[LINE, :request] }
+    end
+  end
+
+  # logrotate renames the file and sends HUP: the master forwards it, and each worker goes on
+  # in a new file under the old name.
+  def test_hup_reopens_the_access_log_in_every_worker
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "access.log")
+      log = File.join(dir, "up.log")
+      server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "2", "-l", log, "--access-log", path,
+                              "test/rackup/hello.ru", wait: false)
+      wait_for_line(log, /worker 1 booted/)
+      port = File.read(log)[%r{listening on http://127\.0\.0\.1:(\d+)}, 1].to_i
+      get("/before", port: port)
+      File.rename(path, "#{path}.1")
+      server.signal(:HUP)
+      wait_for_line(log, /worker \d reopened.*worker \d reopened/m)
+      4.times { get("/after", port: port) }
+      server.signal(:TERM)
+      assert server.wait.success?
+      assert_equal ["GET /before HTTP/1.1"], lines("#{path}.1").map { |l| l[LINE, :request] }
+      assert_equal ["GET /after HTTP/1.1"] * 4, lines(path).map { |l| l[LINE, :request] }
+    ensure
+      server&.stop
     end
   end
 end

@@ -23,7 +23,7 @@ module Up
   #   USR1        phased restart (--no-preload): one worker at a time, a new one is forked,
   #               loads the app's current code, and once it serves the old one drains; with
   #               preload it logs that and does a hot restart instead
-  #   HUP         reopen the log file, here and in every worker
+  #   HUP         reopen the log file, here and in every worker, and the workers' access log
   #   TTIN, TTOU  one worker more, one fewer (never below one)
   #
   # A worker that exits is replaced at once; one that exits before it served (it failed to
@@ -283,7 +283,7 @@ module Up
 
     def reopen_logs(signal)
       reopen_log(signal)
-      @handles.each { |h| h.signal(:HUP) } if @log.path
+      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log]
     end
 
     def hot_restart(signal)

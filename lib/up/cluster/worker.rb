@@ -19,7 +19,7 @@ module Up
     #
     #   INT, TERM   graceful stop (the master sends TERM)
     #   QUIT        stop at once, requests in flight cut off
-    #   HUP         reopen the log file (the master forwards it)
+    #   HUP         reopen the log file and the access log (the master forwards it)
     class Worker
       SIGNALS = %w[INT TERM QUIT HUP].freeze
       # Signals meant for the master; a worker that gets them from a process-group kill
@@ -105,7 +105,9 @@ module Up
         case signal
         when "INT", "TERM" then stop
         when "QUIT" then stop(0)
-        when "HUP" then @log.call("worker #{@index} reopened #{@log.path}") if @log.reopen
+        when "HUP"
+          @log.call("worker #{@index} reopened #{@log.path}") if @log.reopen
+          @server&.reopen_access_log
         end
       end
 
