@@ -13,7 +13,7 @@ Gem::Specification.new do |spec|
 
   spec.files = Dir["lib/**/*.rb", "ext/up/**/*.{c,h,rb}", "exe/*", "README.md"]
   spec.bindir = "exe"
-  spec.executables = ["up_ruby"]
+  spec.executables = ["up_ruby", "upctl"]
   spec.extensions = ["ext/up/extconf.rb"]
   spec.require_paths = ["lib"]
 

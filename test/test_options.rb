@@ -54,7 +54,10 @@ class TestOptions < Minitest::Test
     ["nil, for the default",                      :threads,           nil,              5],
     ["no preload, each worker loads the app",     :preload,           false,            false],
     ["preload as the string true",                :preload,           "true",           true],
-    ["a worker timeout of a second",              :worker_timeout,    "1",              1.0]
+    ["a worker timeout of a second",              :worker_timeout,    "1",              1.0],
+    ["a control token",                           :control_token,     "s3cret",         "s3cret"],
+    ["a control URL on a tcp port",               :control_url,       "tcp://127.0.0.1:9293", "tcp://127.0.0.1:9293"],
+    ["a control URL on a unix socket",            :control_url,       "unix:///tmp/up-ctl.sock", "unix:///tmp/up-ctl.sock"]
   ].freeze
 
   REJECTED = [
@@ -110,7 +113,8 @@ class TestOptions < Minitest::Test
     ["HTTPS as the string true",                  :secure,            "true",           "--secure is not supported yet: UP! serves plain HTTP only"],
     ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"'],
     ["preload said as yes",                       :preload,           "yes",            '--preload must be true or false, not "yes"'],
-    ["a worker timeout of 0",                     :worker_timeout,    0,                "--worker-timeout must be between 0 and 86400 seconds"]
+    ["a control URL without a port",              :control_url,       "tcp://127.0.0.1", '--control-url must be tcp://HOST:PORT or unix://PATH, not "tcp://127.0.0.1"'],
+    ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"]
   ].freeze
 
   def self.test_name(prefix, what)

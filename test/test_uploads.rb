@@ -49,14 +49,15 @@ class TestUploads < Minitest::Test
   end
 
   def test_concurrent_uploads_do_not_mix
-    start_server(DIGEST, spool_threshold: 256 * 1024, threads: 4)
+    server = start_server(DIGEST, spool_threshold: 256 * 1024, threads: 4)
     bodies = Array.new(8) { |i| Random.new(10 + i).bytes(200_000 * (i + 1)) }
     socks = bodies.map { connect }
     writers = socks.zip(bodies).each_with_index.map do |(sock, body), i|
       Thread.new { upload(sock, body, chunked: i.odd?) }
     end
-    socks.zip(bodies).each do |sock, body|
-      assert_equal "#{Digest::SHA256.hexdigest(body)} #{body.bytesize}", read_response(sock).body
+    socks.zip(bodies).each_with_index do |(sock, body), i|
+      assert_equal "#{Digest::SHA256.hexdigest(body)} #{body.bytesize}", read_response(sock).body,
+                   "upload #{i}; the server's log:\n#{server.log_text}"
     end
     writers.each(&:join)
   end

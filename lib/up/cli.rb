@@ -106,6 +106,12 @@ module Up
         o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
           options[:access_log] = v
         end
+        o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
+          options[:control_url] = v
+        end
+        o.on("--control-token TOKEN", "Token the control endpoint asks for (made and logged if none)") do |v|
+          options[:control_token] = v
+        end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
         o.on("--max-head-size BYTES", Integer, "Request line + headers; larger gets 431 (#{DEFAULTS[:max_head_size]})") { |v| options[:max_head_size] = v }

@@ -48,6 +48,7 @@ module Up
       @worker_count = options[:workers]
       @phase = 0
       @boot_failures = Hash.new(0)
+      @spawned = Hash.new(0) # forks per index: the first, then restarts
       @respawn_at = {}
       @state = :running # then :stopping or :restarting
       @phasing = false
@@ -61,12 +62,27 @@ module Up
       Process.setproctitle(title("master"))
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
+      start_control
       hook(:before_fork)
       supervise
+      stop_control
       return :restart if @state == :restarting
 
       @log.call("stopped")
       :stop
+    end
+
+    # For the control endpoint, in the shape of Puma's: the master, then each worker as it last
+    # reported (Up::Server#stats, sent with its heartbeat). Another thread calls it, so it
+    # reads a copy of the worker list.
+    def stats
+      handles = @handles.dup
+      stats_header.merge(
+        pid: Process.pid, workers: @worker_count, phase: @phase,
+        booted_workers: handles.count { |h| h.booted? && !h.stopping? },
+        old_workers: handles.count { |h| h.phase < @phase },
+        worker_status: handles.sort_by(&:index).map { |h| worker_status(h) }
+      )
     end
 
     # Graceful stop from another thread (rackup's shutdown with -O workers=N).
@@ -162,11 +178,20 @@ module Up
       end
     end
 
+    def worker_status(handle)
+      checkin_age = now - handle.last_checkin
+      {
+        index: handle.index, pid: handle.pid, phase: handle.phase, booted: handle.booted?,
+        started_at: handle.started_at.utc.iso8601, last_checkin: (Time.now - checkin_age).utc.iso8601,
+        restarts: [@spawned[handle.index] - 1, 0].max, last_status: handle.last_status
+      }
+    end
+
     # Forks the worker for index. A fork that fails (out of processes or memory) is logged
     # and tried again after a back-off, like a worker that failed to boot: the master lives on.
     def spawn(index)
       reader, writer = IO.pipe
-      others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe)]
+      others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe), *@control&.sockets]
       pid = fork do
         reader.close
         Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
@@ -175,6 +200,7 @@ module Up
                    title: title("worker #{index}")).run
       end
       writer.close
+      @spawned[index] += 1
       @respawn_at.delete(index)
       @handles << WorkerHandle.new(index: index, pid: pid, phase: @phase, pipe: reader)
       hook(:after_worker_fork, index)

@@ -38,7 +38,8 @@ module Up
 
     # type: :integer (min..max, max nil for none), :threads (an integer, or "MIN:MAX" of which
     # the maximum counts), :seconds (0 < s <= MAX_TIMEOUT), :string (nil allowed only where the
-    # default is nil), :binds (a list of Up::Bind specs) or :boolean. flag: how the CLI spells it.
+    # default is nil), :binds (a list of Up::Bind specs), :bind (one, with its port) or :boolean.
+    # flag: how the CLI spells it.
     Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
 
     SETTINGS = [
@@ -55,6 +56,8 @@ module Up
       Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
       Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
+      Setting.new(:control_url,       :bind,    nil,               nil, nil,        "--control-url"),
+      Setting.new(:control_token,     :string,  nil,               nil, nil,        "--control-token"),
       Setting.new(:secure,            :boolean, false,             nil, nil,        "--secure"),
       Setting.new(:ca_file,           :string,  nil,               nil, nil,        "--ca-file"),
       Setting.new(:cert_file,         :string,  nil,               nil, nil,        "--cert-file"),
@@ -122,6 +125,7 @@ module Up
       when :integer then integer(setting, value)
       when :threads then threads(setting, value)
       when :binds then binds(setting, value)
+      when :bind then value.nil? ? nil : url(setting, value)
       when :seconds then seconds(setting, value)
       when :string then string(setting, value)
       when :boolean then boolean(setting, value)
@@ -160,6 +164,18 @@ module Up
         fail!(setting, e.message)
       end
       list.dup.freeze
+    end
+
+    # One address with its port: tcp://HOST:PORT or unix://PATH (the control endpoint's).
+    def url(setting, value)
+      string(setting, value)
+      unless %r{\A(unix://.|tcp://.*:\d+\z)}.match?(value)
+        fail!(setting, "must be tcp://HOST:PORT or unix://PATH, not #{value.inspect}")
+      end
+      Bind.parse(value, nil)
+      value
+    rescue Bind::Error => e
+      fail!(setting, e.message)
     end
 
     # "must be between 1 and 1024"; for a range with no practical top, the side it broke.

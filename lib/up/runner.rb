@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "time"
+require_relative "control_server"
 require_relative "server"
 require_relative "signal_pipe"
 
@@ -25,6 +27,8 @@ module Up
       @hooks = hooks
       @binder = binder
       @load_app = load_app
+      @started_at = Time.now
+      @started = now
     end
 
     # Fds the new image keeps, beyond the listening sockets, and how it finds them.
@@ -37,6 +41,20 @@ module Up
     end
 
     private
+
+    # The control endpoint, when --control-url asks for one (Up::ControlServer).
+    def start_control
+      @control = ControlServer.new(@options, self, @log).start if @options[:control_url]
+    end
+
+    def stop_control
+      @control&.stop
+    end
+
+    # What every stats report starts with.
+    def stats_header
+      { started_at: @started_at.utc.iso8601, uptime: (now - @started).round(3) }
+    end
 
     # Settings for Up::Server.new; rack.errors is the log's IO. Workers share each listening
     # socket and a new connection wakes one of them, not all (EPOLLEXCLUSIVE): measured

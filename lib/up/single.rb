@@ -25,7 +25,9 @@ module Up
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
       control = Thread.new { control(signals) }
+      start_control
       @server.run
+      stop_control
       control.kill.join
       # A stop that came after the drain, while the control thread was going, still wins.
       @restart = false if (signals.take & SignalPipe::STOPS).any?
@@ -33,6 +35,11 @@ module Up
 
       @log.call("stopped")
       :stop
+    end
+
+    # For the control endpoint: this process's server.
+    def stats
+      stats_header.merge(workers: 1, pid: Process.pid, **(@server ? @server.stats : {}))
     end
 
     # Graceful stop, also from another thread (rackup's shutdown); timeout 0 for QUIT. New

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "json"
 require_relative "../runner"
 
 module Up
@@ -11,11 +12,11 @@ module Up
     # its Up::Server, the write end of its pipe to the master, and a control thread.
     #
     # The control thread does what the signals ask (the traps only write a byte) and beats:
-    # it writes a byte to the master every beat interval, or the master takes the worker for
-    # hung and kills it after --worker-timeout. It is a Ruby thread, so a worker whose Ruby
-    # VM is stuck stops beating; it holds the GVL only for one write, and when app threads
-    # hog the GVL it gets it back within one time slice per busy thread (100 ms each), far
-    # below the timeout. EOF on the check pipe (the master is gone) stops the worker.
+    # it writes a line to the master every beat interval, its server's stats (Up::Server#stats,
+    # for the control endpoint), or the master takes the worker for hung and kills it after
+    # --worker-timeout. It is a Ruby thread, so a worker whose Ruby VM is stuck stops beating;
+    # it holds the GVL only for one write, and when app threads hog the GVL it gets it back
+    # within one time slice per busy thread (100 ms each), far below the timeout. EOF on the check pipe (the master is gone) stops the worker.
     #
     #   INT, TERM   graceful stop (the master sends TERM)
     #   QUIT        stop at once, requests in flight cut off
@@ -79,7 +80,7 @@ module Up
         @sockets.each { |s| server.listen_fd(s.fileno) }
         @server = server
         server.stop if @stop_asked
-        beat(WorkerHandle::BOOTED)
+        beat(WorkerHandle::BOOTED + status_line)
         @log.call("worker #{@index} booted (pid #{Process.pid})")
         server.run
       end
@@ -89,7 +90,7 @@ module Up
         ios = [signals.reader, @check]
         loop do
           ready, = IO.select(ios, nil, nil, interval)
-          beat(".")
+          beat(status_line)
           next unless ready
 
           signals.take.each { |signal| on_signal(signal) } if ready.include?(signals.reader)
@@ -117,12 +118,18 @@ module Up
         timeout ? @server&.stop(timeout) : @server&.stop
       end
 
-      # One byte to the master; a master that re-executed itself no longer reads this pipe
+      # The stats as one JSON line ("{}" while the app loads); short enough for one atomic
+      # pipe write.
+      def status_line
+        "#{JSON.generate(@server ? @server.stats : {})}\n"
+      end
+
+      # One line to the master; a master that re-executed itself no longer reads this pipe
       # (EPIPE) and tells us to stop through the check pipe instead.
-      def beat(byte)
+      def beat(line)
         return unless @pipe
 
-        @pipe.write_nonblock(byte, exception: false)
+        @pipe.write_nonblock(line, exception: false)
       rescue Errno::EPIPE, IOError
         @pipe = nil
       end

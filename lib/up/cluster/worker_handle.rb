@@ -1,19 +1,23 @@
 # frozen_string_literal: true
 
+require "json"
 require_relative "../runner"
 
 module Up
   class Cluster < Runner
     # The master's view of one worker process: its index and pid, the phase (code generation)
-    # it was forked in, the read end of its pipe (the worker writes "b" once it serves, then a
-    # heartbeat byte every few seconds), when it last did, and whether the master has asked it
-    # to stop. Up::Cluster creates one per fork, or one per worker of the previous image after
-    # a USR2 re-exec (inherited: no pipe, not watched, never replaced). It owns the pipe's read
-    # end; the process itself is Up::Cluster::Worker.
+    # it was forked in, the read end of its pipe (the worker writes a "booted" line once it
+    # serves, then a line of its stats as JSON every few seconds: its heartbeat), when it
+    # last did and what it said, and whether the master has asked it to stop. Up::Cluster
+    # creates one per fork, or one per worker of the previous image after a USR2 re-exec
+    # (inherited: no pipe, not watched, never replaced). It owns the pipe's read end; the
+    # process itself is Up::Cluster::Worker.
     class WorkerHandle
-      BOOTED = "b"
+      BOOTED = "booted\n"
+      # A status line is a few hundred bytes; a longer run without a newline is not ours.
+      MAX_LINE = 65_536
 
-      attr_reader :index, :pid, :phase, :pipe, :last_checkin, :term_sent_at
+      attr_reader :index, :pid, :phase, :pipe, :last_checkin, :term_sent_at, :started_at, :last_status
 
       def initialize(index:, pid:, phase:, pipe: nil, now: Process.clock_gettime(Process::CLOCK_MONOTONIC))
         @index = index
@@ -24,6 +28,9 @@ module Up
         @last_checkin = now
         @term_sent_at = nil
         @killed = false
+        @started_at = Time.now
+        @last_status = {}
+        @buffer = +""
       end
 
       # A worker of the previous image, from UP_OLD_WORKERS ("pid:index:phase").
@@ -57,10 +64,11 @@ module Up
         @killed
       end
 
-      # Reads what the worker wrote: each byte is a check-in; "b" says it has booted. Returns
-      # true when it just booted. At EOF (the worker is gone or going) it closes the pipe.
+      # Reads what the worker wrote: anything is a check-in; a "booted" line says it serves, a
+      # JSON line is its stats. Returns true when it just booted. At EOF (the worker is gone or
+      # going) it closes the pipe.
       def read(now)
-        data = @pipe.read_nonblock(256, exception: false)
+        data = @pipe.read_nonblock(4096, exception: false)
         if data.nil?
           close
           return false
@@ -68,9 +76,24 @@ module Up
         return false if data == :wait_readable
 
         @last_checkin = now
-        return false if @booted || !data.include?(BOOTED)
+        @buffer << data
+        booted = false
+        while (line = @buffer.slice!(/\A[^\n]*\n/))
+          if line == BOOTED
+            booted = !@booted
+            @booted = true
+          else
+            @last_status = parse_status(line)
+          end
+        end
+        @buffer.clear if @buffer.bytesize > MAX_LINE
+        booted
+      end
 
-        @booted = true
+      def parse_status(line)
+        JSON.parse(line, symbolize_names: true)
+      rescue JSON::ParserError
+        @last_status
       end
 
       # True when a watched worker has been silent for longer than timeout seconds.
