@@ -110,6 +110,39 @@ class TestConfigFile < Minitest::Test
     assert_match %r{\Aup_ruby: cannot read the config file /nonexistent/up\.rb: No such file}, server.output
   end
 
+  # The hooks of a config file given to up_ruby run where Puma runs them: before_fork and
+  # after_worker_fork in the master, before_worker_boot and before_worker_shutdown in each
+  # worker, with the worker's index.
+  def test_hooks_in_the_file_run_in_the_master_and_the_workers
+    Dir.mktmpdir do |dir|
+      log = File.join(dir, "hooks.log")
+      config = write(dir, <<~RUBY)
+        workers 2
+        bind "tcp://127.0.0.1:0"
+        def note(*words) = File.open(#{log.inspect}, "a") { |f| f.puts([*words, Process.pid].join(" ")) }
+        before_fork { note("before_fork") }
+        after_worker_fork { |i| note("after_worker_fork", i) }
+        before_worker_boot { |i| note("before_worker_boot", i) }
+        before_worker_shutdown { |i| note("before_worker_shutdown", i) }
+      RUBY
+      server = CLIProcess.new("-C", config, HELLO, wait: false)
+      2.times { server.wait_for(/worker \d booted/) }
+      server.signal(:TERM)
+      assert server.wait.success?, server.output
+      lines = File.readlines(log, chomp: true).map(&:split)
+      master = server.pid
+      assert_equal [%w[before_fork], %w[after_worker_fork 0], %w[after_worker_fork 1]],
+                   lines.select { |*, pid| pid.to_i == master }.map { |words| words[0...-1] }
+      workers = lines.reject { |*, pid| pid.to_i == master }.group_by(&:last)
+      assert_equal 2, workers.size, lines.inspect
+      workers.each_value do |mine|
+        index = mine.first[1]
+        assert_equal [["before_worker_boot", index], ["before_worker_shutdown", index]], mine.map { |w| w[0...-1] }
+      end
+      assert_equal %w[0 1], workers.values.map { |mine| mine.first[1] }.sort
+    end
+  end
+
   def test_environment_sets_rack_env
     server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-e", "staging", ENV_APP,
                             env: { "RACK_ENV" => "production" })
