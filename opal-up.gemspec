@@ -17,5 +17,6 @@ Gem::Specification.new do |spec|
   spec.extensions = ["ext/up/extconf.rb"]
   spec.require_paths = ["lib"]
 
+  spec.add_dependency "opal", "~> 1.8.3" # up_node compiles the app with it
   spec.add_dependency "rack", ">= 3.0", "< 4"
 end
