@@ -2,6 +2,7 @@
 
 require "optparse"
 require "etc"
+require_relative "apps"
 
 module Bench
   # The command line of bench/run, parsed once into plain values. Created by bench/run; owns
@@ -9,7 +10,7 @@ module Bench
   class Options
     class Error < StandardError; end
 
-    APPS = %w[hello env_to_s body_100k].freeze
+    APPS = Apps.names.freeze
 
     attr_reader :runs, :duration, :warmup, :connections, :apps, :only, :workers, :readme,
                 :install, :build, :yjit, :argv
@@ -20,7 +21,7 @@ module Bench
       @duration = 5
       @warmup = 2
       @connections = 32
-      @apps = APPS
+      @apps = Apps.defaults
       @only = nil
       @workers = [1, Etc.nprocessors].uniq
       @readme = "README.md"
@@ -71,8 +72,9 @@ module Bench
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
              "up_thread, up_threads, agoo, falcon, iodine, itsi, puma_thread, puma, unicorn,",
-             "nginx; puma is both puma rows)") { |v| @only = v }
-        o.on("--apps LIST", Array, "Apps from test/rackup (#{APPS.join(",")})") { |v| @apps = v }
+             "nginx, h2o; puma is both puma rows)") { |v| @only = v }
+        o.on("--apps LIST", Array, "Apps (#{Apps.defaults.join(",")} unless given; also",
+             "#{(APPS - Apps.defaults).join(",")}: see bench/README.md)") { |v| @apps = v }
         o.on("--workers LIST", Array, "Worker counts to run (#{@workers.join(",")}: one, then all cores)") do |v|
           @workers = v.map { |w| Integer(w) }
         rescue ArgumentError

@@ -7,9 +7,10 @@ module Bench
   # table. Created once each in Bench::Peers.
   class Peer
     # What a command line gets to fill in: the port, the app's path, the worker count, a
-    # private temporary directory for config files and, when a scenario needs a server to hold
-    # more connections than its usual limit, how many (nil: the usual).
-    Context = Struct.new(:port, :app, :workers, :dir, :connections, keyword_init: true)
+    # private temporary directory for config files, when a scenario needs a server to hold
+    # more connections than its usual limit, how many (nil: the usual), and what the app asks
+    # UP! to be given (Bench::Apps, up_args; nil: nothing).
+    Context = Struct.new(:port, :app, :workers, :dir, :connections, :up_args, keyword_init: true)
 
     # key: unique, usable with --only. group: --only name shared by several rows ("up", "puma").
     # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock).

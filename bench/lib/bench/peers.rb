@@ -19,6 +19,12 @@ module Bench
     # nginx's worker_connections unless a scenario needs more (bench/idle_memory does).
     NGINX_CONNECTIONS = 1024
 
+    # The apps nginx can stand in for, as what its config answers: content type and body.
+    NGINX_ANSWERS = {
+      "hello" => ["text/plain", '"Hello World"'],
+      "json_const" => ["application/json", %('{"foo":"bar"}')]
+    }.freeze
+
     def self.workers(count)
       count == 1 ? "1 worker" : "#{count} workers"
     end
@@ -38,17 +44,18 @@ module Bench
       # What a user gets without choosing: no -t (the issue 12 targets are about this row).
       Peer.new(key: "up_default", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)}, default (`#{UpDefaults.threads_flag}`)" }) do |c|
-        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}] + c.up_args.to_a
       end,
       # One app thread, which runs the loop between its app calls (-t 0 means the same): the
       # row to read next to the one-thread peers.
       Peer.new(key: "up_thread", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)} × 1 thread (`-t 1`)" }) do |c|
-        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}]
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}] + c.up_args.to_a
       end,
       Peer.new(key: "up_threads", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)} × #{THREADS} threads (`-t #{THREADS}`)" }) do |c|
-        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}]
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}] +
+          c.up_args.to_a
       end,
       # agoo's CLI runs a .ru with its Ruby handler on one thread (thread_count 0); its C side
       # reads and writes sockets on threads of its own. It always binds -p on every address
@@ -94,14 +101,25 @@ module Bench
         conf = write_config("unicorn.rb.template", File.join(c.dir, "unicorn.rb"), workers: c.workers)
         %W[bundle exec unicorn -c #{conf} -l 127.0.0.1:#{c.port} #{c.app}]
       end,
-      Peer.new(key: "nginx", name: "nginx (limit)", runtime: :native, apps: %w[hello],
+      Peer.new(key: "nginx", name: "nginx (limit)", runtime: :native, apps: NGINX_ANSWERS.keys,
                note: "`return 200` from its config, no app",
                mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
         user = Process.uid.zero? ? "user root;" : ""
+        type, body = NGINX_ANSWERS.fetch(File.basename(c.app, ".ru"))
         conf = write_config("nginx.conf.template", File.join(c.dir, "nginx.conf"),
                             user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port,
-                            connections: c.connections || NGINX_CONNECTIONS)
+                            connections: c.connections || NGINX_CONNECTIONS, type: type, body: body)
         %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
+      end,
+      # H2O runs its mruby handlers on each of its event-loop threads: a thread per worker.
+      Peer.new(key: "h2o", name: "h2o + mruby", runtime: :native, apps: %w[json_const],
+               note: "the same handler in its embedded mruby",
+               mode: ->(w) { "#{w} thread#{w == 1 ? "" : "s"} (`num-threads: #{w}`)" }) do |c|
+        user = Process.uid.zero? ? "user: root" : ""
+        conf = write_config("h2o.conf.template", File.join(c.dir, "h2o.conf"),
+                            user: user, workers: c.workers, dir: c.dir, port: c.port,
+                            handler: File.join(CONFIG_DIR, "json_const_h2o.rb"))
+        %W[h2o -c #{conf}]
       end
     ].freeze
   end

@@ -1,12 +1,13 @@
 # frozen_string_literal: true
 
 require "shellwords"
+require_relative "apps"
 require_relative "targets"
 
 module Bench
   # Turns the rows of a run into Markdown: a header with everything needed to reproduce it
   # (date, commit, machine, Ruby and YJIT, versions, the command), one table per worker count
-  # and app with UP!'s default row checked against issue 12's targets under it (Bench::Targets),
+  # and app with UP!'s default row checked against the issues' targets under it (Bench::Targets),
   # and the command line of each server. Created by bench/run at the end (or after an
   # interrupt, with what was measured); can write itself into README.md between the markers.
   class Report
@@ -71,7 +72,7 @@ module Bench
       lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
                "warm-up included. vs UP!: req/s divided by UP!'s with default settings in the same table. " \
                "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
-               "mode, nginx, iodine and the best peer there, with issue 12's targets. " \
+               "mode, the limit (nginx, H2O) and the peers there, with the targets issues 12 and 13 set. " \
                "How to read the peers' rows: bench/README.md."
       lines << ""
       lines.join("\n")
@@ -109,8 +110,8 @@ module Bench
       out << "| server | mode | req/s | p50 | p99 | errors | vs UP! | notes |\n"
       out << "|---|---|--:|--:|--:|--:|--:|---|\n"
       rows.each { |row| out << "| #{cells(row, baseline).join(" | ")} |\n" }
-      out << Targets.new(app, rows).markdown
-      out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello"
+      out << Targets.new(app, workers, rows).markdown
+      out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello" || Apps.fetch(app).only
       out
     end
 
@@ -164,7 +165,10 @@ module Bench
         end
         out << "```\n\n"
       end
-      out << "UP! runs with the main Gemfile; the peers with `BUNDLE_GEMFILE=bench/Gemfile`.\n\n</details>\n"
+      out << "UP! runs with the main Gemfile; the peers with `BUNDLE_GEMFILE=bench/Gemfile`; on rails.ru " \
+             "both with examples/rails' (`BUNDLE_WITH=bench` for Puma), in production with a database " \
+             "made by `rails db:prepare`. json_api.ru gets `REDIS_URL` of a redis-server bench/run " \
+             "starts.\n\n</details>\n"
     end
   end
 end

@@ -3,6 +3,8 @@
 require "fileutils"
 require "net/http"
 require "tmpdir"
+require_relative "app_services"
+require_relative "apps"
 require_relative "server_process"
 require_relative "setup"
 require_relative "wrk"
@@ -40,19 +42,14 @@ module Bench
     # The server exited while the table was being measured.
     class Exited < StandardError; end
 
-    # What a correct answer looks like, per app: a server failing this is not measured.
-    EXPECTED = {
-      "hello" => ->(body) { body == "Hello World" },
-      "env_to_s" => ->(body) { body.start_with?("{") },
-      "body_100k" => ->(body) { body.bytesize == 102_400 }
-    }.freeze
-
     # What makes one server fail without stopping the table.
     FAILURES = [WrongAnswer, Exited, Wrk::Error, SystemCallError, IOError, Timeout::Error,
                 Net::HTTPBadResponse, Net::ProtocolError].freeze
 
-    def initialize(root:, results_dir:, options:, setup:, ruby_env:)
+    # services: the run's Bench::AppServices (Redis, the Rails database).
+    def initialize(root:, results_dir:, options:, setup:, ruby_env:, services:)
       @root = root
+      @services = services
       @results_dir = results_dir
       @options = options
       @setup = setup
@@ -72,7 +69,8 @@ module Bench
       entries = []
       table_rows = []
       peers.each do |peer|
-        row = Row.new(peer: peer, app: app, workers: workers, runs: [], errors: {}, notes: [peer.note].compact)
+        up_note = Apps.fetch(app).up_note if peer.runtime == :up
+        row = Row.new(peer: peer, app: app, workers: workers, runs: [], errors: {}, notes: [peer.note, up_note].compact)
         rows << row
         table_rows << row
         if (entry = prepare(row))
@@ -100,7 +98,7 @@ module Bench
     # The row's server, not started yet: its port, command line and directory. nil when it
     # cannot run (the row then says why).
     def prepare(row)
-      if (reason = @setup.unavailable[row.peer.key])
+      if (reason = @setup.unavailable[row.peer.key] || @services.unavailable[row.app])
         row.status = reason.start_with?("not installed") ? :not_installed : :failed
         row.reason = reason
         return nil
@@ -108,12 +106,13 @@ module Bench
 
       dir = Dir.mktmpdir("up-bench-")
       port = row.port = ServerProcess.free_port
-      context = Peer::Context.new(port: port, app: "test/rackup/#{row.app}.ru", workers: row.workers, dir: dir)
+      app = Apps.fetch(row.app)
+      context = Peer::Context.new(port: port, app: app.path, workers: row.workers, dir: dir, up_args: app.up_args)
       argv = row.peer.command(context)
       row.command = argv.map { |a| a.to_s.sub(dir, "$TMP") }
-      server = ServerProcess.new(argv: argv, env: env_for(row.peer), chdir: @root, port: port,
+      server = ServerProcess.new(argv: argv, env: env_for(row.peer, row.app), chdir: @root, port: port,
                                  log_path: result_path(row, "server.log"))
-      Entry.new(row: row, server: server, dir: dir, url: "http://127.0.0.1:#{port}/")
+      Entry.new(row: row, server: server, dir: dir, url: "http://127.0.0.1:#{port}#{app.request_path}")
     end
 
     # Starts the server and checks its answer to one GET; a server failing either is
@@ -209,23 +208,28 @@ module Bench
     end
 
     # One GET before any load: the server must answer the app's request correctly.
-    def check_response(port, app)
+    def check_response(port, name)
+      app = Apps.fetch(name)
       response = Net::HTTP.start("127.0.0.1", port, open_timeout: 10, read_timeout: 30) do |http|
-        http.get("/")
+        http.get(app.request_path)
       end
       body = response.body.to_s
-      return if response.code == "200" && EXPECTED.fetch(app).call(body)
+      return if response.code == "200" && app.expect.call(body)
 
-      raise WrongAnswer, "wrong answer to GET /: status #{response.code}, #{body.bytesize} bytes: #{body[0, 80].inspect}"
+      raise WrongAnswer, "wrong answer to GET #{app.request_path}: status #{response.code}, " \
+                         "#{body.bytesize} bytes: #{body[0, 80].inspect}"
     end
 
-    def env_for(peer)
+    # An app with its own bundle (rails) runs every Ruby server from that bundle.
+    def env_for(peer, app)
       env = Setup.clean_env
-      case peer.runtime
-      when :up then env.merge(@ruby_env).merge("BUNDLE_GEMFILE" => File.join(@root, "Gemfile"))
-      when :peer then env.merge(@ruby_env).merge(@setup.bench_bundle_env)
-      else env
-      end
+      bundle = AppServices.bundle_env(@root, app)
+      env = case peer.runtime
+            when :up then env.merge(@ruby_env).merge(bundle || { "BUNDLE_GEMFILE" => File.join(@root, "Gemfile") })
+            when :peer then env.merge(@ruby_env).merge(bundle || @setup.bench_bundle_env)
+            else env
+            end
+      env.merge(@services.env_for(app))
     end
 
     def result_path(row, name)

@@ -42,6 +42,18 @@ module Bench
         spawned.to_h { |s| [s, stuck.include?(s) ? :kill : :term] }
       end
 
+      # The status of the child pid once it has exited, or nil if it still runs after seconds.
+      def wait_child(pid, seconds)
+        deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+        loop do
+          _, status = Process.wait2(pid, Process::WNOHANG)
+          return status if status
+          return nil if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+
+          sleep 0.05
+        end
+      end
+
       # A port nobody listens on right now (the kernel's pick; the server binds it next).
       def free_port
         server = TCPServer.new("127.0.0.1", 0)

@@ -9,14 +9,16 @@ module Bench
     # Without wrk there is nothing to measure with.
     class Fatal < StandardError; end
 
-    APT_PACKAGES = { "wrk" => "wrk", "nginx" => "nginx-light" }.freeze
+    APT_PACKAGES = { "wrk" => "wrk", "nginx" => "nginx-light", "h2o" => "h2o", "redis-server" => "redis-server" }.freeze
     SBIN = %w[/usr/sbin /sbin /usr/local/sbin].freeze
 
     attr_reader :unavailable, :bundle_without
 
     # wrk: false for the scenarios that bring their own client (bench/slow_reader and others).
-    def initialize(root:, peers:, log_path:, install:, build:, wrk: true, out: $stdout)
+    # apps: the names of the apps to measure (json_api needs redis-server, rails its bundle).
+    def initialize(root:, peers:, log_path:, install:, build:, apps: [], wrk: true, out: $stdout)
       @root = root
+      @apps = apps
       @wrk = wrk
       @peers = peers
       @log_path = log_path
@@ -39,6 +41,7 @@ module Bench
       system_packages
       bench_bundle if @peers.any? { |p| p.runtime == :peer }
       up_build if @peers.any? { |p| p.runtime == :up }
+      rails_bundle if @apps.include?("rails")
       self
     end
 
@@ -60,9 +63,7 @@ module Bench
     private
 
     def system_packages
-      missing = APT_PACKAGES.keys.reject { |cmd| self.class.which(cmd) }
-      missing.delete("nginx") unless @peers.any? { |p| p.key == "nginx" }
-      missing.delete("wrk") unless @wrk
+      missing = needed_commands.reject { |cmd| self.class.which(cmd) }
       return if missing.empty?
 
       packages = missing.map { |cmd| APT_PACKAGES[cmd] }
@@ -70,9 +71,30 @@ module Bench
       missing.each do |cmd|
         next if self.class.which(cmd)
         raise Fatal, "wrk is missing and could not be installed: #{reason}" if cmd == "wrk"
+        # Without redis-server, AppServices fails json_api's rows with the reason.
+        next if cmd == "redis-server"
 
-        @unavailable["nginx"] = "not installed: #{reason}"
+        @unavailable[cmd] = "not installed: #{reason}"
       end
+    end
+
+    # The Debian commands this run uses: nginx and h2o are rows of their own.
+    def needed_commands
+      commands = []
+      commands << "wrk" if @wrk
+      commands.concat(%w[nginx h2o].select { |cmd| @peers.any? { |p| p.key == cmd } })
+      commands << "redis-server" if @apps.include?("json_api")
+      commands
+    end
+
+    # examples/rails' bundle with its optional bench group (Puma for the rails table). When it
+    # cannot be installed, `rails db:prepare` fails next and Bench::AppServices says so.
+    def rails_bundle
+      env = { "BUNDLE_GEMFILE" => File.join(@root, "examples", "rails", "Gemfile"), "BUNDLE_WITH" => "bench" }
+      return if logged(env, %w[bundle check]) || !@install
+
+      say "installing examples/rails' bundle with its bench group"
+      logged(env, %w[bundle install]) or say "examples/rails' bundle install failed: #{last_error_line}"
     end
 
     # Returns nil on success, else why not.

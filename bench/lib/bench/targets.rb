@@ -1,37 +1,57 @@
 # frozen_string_literal: true
 
 module Bench
-  # Issue 12's throughput targets for UP! with default settings, checked against one table of
-  # bench/run: the default row's req/s as a ratio of the fastest other UP! mode, of nginx, of
-  # iodine and of the best peer in the same table, each with its target when the issue sets
-  # one for that app. Created by Bench::Report for each table; reads the rows, owns nothing.
+  # The issues' throughput targets for UP! with default settings, checked against one table
+  # of bench/run: the default row's req/s as a ratio of a reference row in the same table (the
+  # fastest other UP! mode, nginx, a peer or the best of several), each with its minimum where
+  # an issue sets one for that app and worker count. Created by Bench::Report for each table;
+  # reads the rows, owns nothing.
   class Targets
     DEFAULT_KEY = "up_default"
 
-    # label: what the ratio is against. apps: where the issue sets minimum (nil: every app).
-    # pick: finds the reference row among the table's measured rows other than the default.
-    Target = Struct.new(:label, :apps, :minimum, :pick, keyword_init: true)
+    # label: what the ratio is against. applies: (app, workers) -> whether the issue sets
+    # minimum there. issue: which one. pick: finds the reference row among the table's
+    # measured rows other than the default.
+    Target = Struct.new(:label, :applies, :minimum, :issue, :pick, keyword_init: true)
+
+    # Issue 13 names the peers its cluster and JSON targets compare against; nginx and H2O
+    # are limits, unicorn does not keep connections alive.
+    RACK_PEERS = %w[puma puma_thread iodine agoo falcon itsi].freeze
+
+    def self.best(rows, keys)
+      rows.select { |r| keys.include?(r.peer.key) }.max_by { |r| rps(r) }
+    end
 
     LIST = [
-      Target.new(label: "the fastest other UP! mode", apps: nil, minimum: 0.95,
+      Target.new(label: "the fastest other UP! mode", issue: 12, minimum: 0.95, applies: ->(_app, _w) { true },
                  pick: ->(rows) { rows.select { |r| r.peer.runtime == :up }.max_by { |r| rps(r) } }),
-      Target.new(label: "nginx", apps: %w[hello], minimum: 0.85,
+      Target.new(label: "nginx", issue: 12, minimum: 0.85, applies: ->(app, w) { app == "hello" && w == 1 },
                  pick: ->(rows) { rows.find { |r| r.peer.key == "nginx" } }),
-      Target.new(label: "iodine", apps: %w[hello], minimum: 1.3,
+      Target.new(label: "nginx", issue: 13, minimum: 0.9, applies: ->(app, w) { app == "hello" && w > 1 },
+                 pick: ->(rows) { rows.find { |r| r.peer.key == "nginx" } }),
+      Target.new(label: "iodine", issue: 12, minimum: 1.3, applies: ->(app, w) { app == "hello" && w == 1 },
                  pick: ->(rows) { rows.find { |r| r.peer.key == "iodine" } }),
-      # nginx is the limit, not a peer: it runs no app.
-      Target.new(label: "the best peer", apps: %w[env_to_s], minimum: 1.3,
+      Target.new(label: "the best peer", issue: 12, minimum: 1.3, applies: ->(app, w) { app == "env_to_s" && w == 1 },
                  pick: lambda { |rows|
-                   rows.reject { |r| r.peer.runtime == :up || r.peer.key == "nginx" }.max_by { |r| rps(r) }
-                 })
+                   rows.reject { |r| r.peer.runtime == :up || r.peer.runtime == :native }.max_by { |r| rps(r) }
+                 }),
+      Target.new(label: "the best of Puma, Iodine, Agoo, Falcon and Itsi", issue: 13, minimum: 1.3,
+                 applies: ->(app, w) { (%w[hello env_to_s].include?(app) && w > 1) || app == "json_api" },
+                 pick: ->(rows) { best(rows, RACK_PEERS) }),
+      Target.new(label: "H2O with the same handler in mruby", issue: 13, minimum: 4.0,
+                 applies: ->(app, _w) { app == "json_const" },
+                 pick: ->(rows) { rows.find { |r| r.peer.key == "h2o" } }),
+      Target.new(label: "Puma", issue: 13, minimum: 1.3, applies: ->(app, _w) { app == "rails" },
+                 pick: ->(rows) { best(rows, %w[puma puma_thread]) })
     ].freeze
 
     def self.rps(row)
       row.result.requests_per_sec.to_f
     end
 
-    def initialize(app, rows)
+    def initialize(app, workers, rows)
       @app = app
+      @workers = workers
       @rows = rows
     end
 
@@ -40,11 +60,11 @@ module Bench
       default = @rows.find { |r| r.peer.key == DEFAULT_KEY }
       return "" unless default
 
-      head = "UP! #{default.peer.mode(default.workers)} against issue 12's targets"
+      head = "UP! #{default.peer.mode(default.workers)} against the issues' targets"
       return "\n#{head}: not measured (#{default.reason}).\n" unless default.ok?
 
       others = @rows.select { |r| r.ok? && !r.equal?(default) }
-      lines = LIST.filter_map { |target| line(target, default, target.pick.call(others)) }
+      lines = LIST.filter_map { |target| line(target, default, target.pick.call(others)) }.uniq
       "\n#{head}:\n\n#{lines.join("\n")}\n"
     end
 
@@ -52,16 +72,17 @@ module Bench
 
     # nil when there is nothing to say: no reference row, and no target for this app either.
     def line(target, default, reference)
-      applies = target.apps.nil? || target.apps.include?(@app)
-      unless reference
-        return applies ? "- #{target.label}: not in this table (target ≥ #{target.minimum}×)" : nil
-      end
+      applies = target.applies.call(@app, @workers)
+      return nil unless applies || reference
+      return "- #{target.label}: not in this table (issue #{target.issue}: ≥ #{target.minimum}×)" unless reference
 
       ratio = self.class.rps(default) / self.class.rps(reference)
+      return nil unless applies || LIST.none? { |t| t.label == target.label && t.applies.call(@app, @workers) }
+
       verdict = if applies
-                  "target ≥ #{target.minimum}×, #{ratio >= target.minimum ? "met" : "**missed**"}"
+                  "issue #{target.issue}: ≥ #{target.minimum}×, #{ratio >= target.minimum ? "met" : "**missed**"}"
                 else
-                  "no target for #{@app}.ru"
+                  "no target for #{@app}.ru with #{Peers.workers(@workers)}"
                 end
       format("- %<ratio>.2f× %<label>s — %<name>s %<mode>s: %<verdict>s",
              ratio: ratio, label: target.label, name: reference.peer.name,

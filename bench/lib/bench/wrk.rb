@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "server_process"
+
 module Bench
   # Runs wrk (Debian's, one thread, keep-alive connections) against a URL on 127.0.0.1 for a
   # bounded time, keeps its raw output in a file and parses it into a Wrk::Result. Created once
@@ -39,7 +41,8 @@ module Bench
     # Raises Error when wrk printed no Requests/sec line.
     def run(url, seconds, out_path)
       pid = Process.spawn(*argv(url, seconds), in: File::NULL, out: out_path, err: %i[child out])
-      status = wait(pid, seconds + GRACE)
+      status = ServerProcess.wait_child(pid, seconds + GRACE) or
+        raise Error, "wrk did not finish within #{seconds + GRACE} s"
       pid = nil
       text = File.read(out_path)
       result = self.class.parse(text, out_path)
@@ -73,17 +76,6 @@ module Bench
     end
 
     private
-
-    def wait(pid, seconds)
-      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
-      loop do
-        _, status = Process.wait2(pid, Process::WNOHANG)
-        return status if status
-        raise Error, "wrk did not finish within #{seconds} s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-
-        sleep 0.05
-      end
-    end
 
     def kill(pid)
       Process.kill(:KILL, pid)

@@ -1,0 +1,111 @@
+# frozen_string_literal: true
+
+require "securerandom"
+require "socket"
+require "tmpdir"
+require "fileutils"
+require_relative "apps"
+require_relative "server_process"
+require_relative "setup"
+
+module Bench
+  # What the apps of a run need around them, made once before the first table and stopped
+  # after the last: a redis-server on a free loopback port holding foo = "bar" (json_api), and
+  # examples/rails' production database, made by `rails db:prepare` from its migrations and
+  # seeds in a temporary directory (rails). Created by bench/run; owns the Redis process and
+  # the directory. #env_for(app) is what every server of that app's table gets in its
+  # environment; #unavailable says why an app cannot run when its service could not be made.
+  class AppServices
+    RAILS_DIR = "examples/rails"
+    PREPARE_TIMEOUT = 120
+
+    attr_reader :unavailable
+
+    def initialize(root:, apps:, results_dir:)
+      @root = root
+      @apps = apps.map { |name| Apps.fetch(name) }
+      @results_dir = results_dir
+      @unavailable = {}
+      @env = Hash.new { |h, k| h[k] = {} }
+      @dir = nil
+      @redis = nil
+    end
+
+    def start
+      @dir = Dir.mktmpdir("up-bench-services-")
+      @apps.each do |app|
+        start_redis(app) if app.needs?(:redis)
+        prepare_rails(app) if app.needs?(:rails)
+      end
+      self
+    end
+
+    def stop
+      @redis&.stop
+      FileUtils.rm_rf(@dir) if @dir
+    end
+
+    def env_for(app)
+      @env[app]
+    end
+
+    # Bundler settings for the app's own bundle (rails), or nil when it runs with the server's.
+    def self.bundle_env(root, app)
+      return nil unless Apps.fetch(app).needs?(:rails)
+
+      # The optional bench group holds Puma, which only this table needs.
+      { "BUNDLE_GEMFILE" => File.join(root, RAILS_DIR, "Gemfile"), "BUNDLE_WITH" => "bench" }
+    end
+
+    private
+
+    def start_redis(app)
+      @redis ||= begin
+        port = ServerProcess.free_port
+        redis = ServerProcess.new(argv: ["redis-server", "--port", port.to_s, "--bind", "127.0.0.1",
+                                         "--save", "", "--appendonly", "no", "--dir", @dir],
+                                  env: {}, chdir: @dir, port: port, log_path: File.join(@results_dir, "redis.log"))
+        redis.start
+        set_foo(port)
+        redis
+      end
+      @env[app.name]["REDIS_URL"] = "redis://127.0.0.1:#{@redis.port}"
+    rescue ServerProcess::StartError, SystemCallError, IOError => e
+      @unavailable[app.name] = "failed to start: redis-server: #{e.message}"
+    end
+
+    # SET foo bar in Redis's own protocol: the one command the run needs, no client gem.
+    def set_foo(port)
+      Socket.tcp("127.0.0.1", port, connect_timeout: 5) do |sock|
+        sock.write("*3\r\n$3\r\nSET\r\n$3\r\nfoo\r\n$3\r\nbar\r\n")
+        reply = sock.gets
+        raise IOError, "SET foo bar answered #{reply.inspect}" unless reply == "+OK\r\n"
+      end
+    end
+
+    def prepare_rails(app)
+      env = {
+        "RAILS_ENV" => "production", "RACK_ENV" => "production",
+        "SECRET_KEY_BASE" => SecureRandom.hex(64),
+        "DATABASE_URL" => "sqlite3:#{File.join(@dir, "production.sqlite3")}"
+      }.merge(self.class.bundle_env(@root, app.name))
+      log = File.join(@results_dir, "rails-db-prepare.log")
+      pid = Process.spawn(Setup.clean_env.merge(env), "bundle", "exec", "rails", "db:prepare",
+                          chdir: File.join(@root, RAILS_DIR), in: File::NULL, out: log, err: log)
+      status = ServerProcess.wait_child(pid, PREPARE_TIMEOUT)
+      kill(pid) unless status
+      unless status&.success?
+        @unavailable[app.name] = "failed to start: rails db:prepare failed (see #{log.delete_prefix("#{@root}/")})"
+        return
+      end
+      @env[app.name].merge!(env)
+    end
+
+    def kill(pid)
+      Process.kill(:KILL, pid)
+      Process.wait(pid)
+    rescue SystemCallError
+      nil
+    end
+  end
+end

@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+module Bench
+  # The apps bench/run can measure: where each one's rackup file is, which request wrk sends,
+  # what a correct answer looks like (a server failing it is not measured), which rows serve it
+  # and what it needs around it (a Redis, a Rails database, its own bundle). Read by
+  # bench/run, Bench::Options and Bench::Runner; owns nothing.
+  module Apps
+    # name: the --apps name. path: the rackup file, from the repo root. request_path: what wrk
+    # and the first check GET. expect: a lambda of the body. only: the keys or groups of the
+    # rows that serve it (nil: every row that can). needs: :redis (a redis-server whose URL
+    # the servers get in REDIS_URL) and/or :rails (the app's own bundle and a database).
+    # default: measured when --apps is not given. up_args: flags the UP! rows get on this app,
+    # and up_note says why in their notes.
+    App = Struct.new(:name, :path, :request_path, :expect, :only, :needs, :default, :up_args, :up_note,
+                     keyword_init: true) do
+      def serves?(peer)
+        only.nil? || only.include?(peer.key) || only.include?(peer.group)
+      end
+
+      def needs?(what)
+        needs.include?(what)
+      end
+    end
+
+    # The JSON apps answer {"foo":"bar"}: bench/run stores "bar" in Redis before json_api runs.
+    JSON_DOCUMENT = '{"foo":"bar"}'
+
+    # The Rack servers that run any Rack app, for the tables that compare Rack peers only.
+    RACK_PEERS = %w[up agoo falcon iodine itsi puma].freeze
+
+    ALL = [
+      App.new(name: "hello", path: "test/rackup/hello.ru", request_path: "/", needs: [], default: true,
+              expect: ->(body) { body == "Hello World" }),
+      App.new(name: "env_to_s", path: "test/rackup/env_to_s.ru", request_path: "/", needs: [], default: true,
+              expect: ->(body) { body.start_with?("{") }),
+      App.new(name: "body_100k", path: "test/rackup/body_100k.ru", request_path: "/", needs: [], default: true,
+              expect: ->(body) { body.bytesize == 102_400 }),
+      # examples/json_api: a Redis GET per request, through one connection per app thread.
+      App.new(name: "json_api", path: "examples/json_api/config.ru", request_path: "/", needs: [:redis],
+              only: RACK_PEERS, default: false, expect: ->(body) { body == JSON_DOCUMENT }),
+      # The same handler with the value in memory, against H2O running the same handler in its
+      # embedded mruby (bench/config/json_const_h2o.rb): the seed's stack.
+      # nginx answering the same document from its config is the limit.
+      App.new(name: "json_const", path: "test/rackup/json_const.ru", request_path: "/", needs: [],
+              only: %w[up h2o nginx], default: false, expect: ->(body) { body == JSON_DOCUMENT }),
+      # examples/rails' scaffold index (10 posts from its seeds), against Puma, Rails' default.
+      # Rails sends its stylesheet ahead in a 103 when the server offers rack.early_hints, as
+      # UP! does by default and Puma does not; wrk would count each 103 as a response of its
+      # own (doubling UP!'s req/s), so UP! runs here without them, as Puma does.
+      App.new(name: "rails", path: "examples/rails/config.ru", request_path: "/posts", needs: [:rails],
+              only: %w[up puma], default: false, expect: ->(body) { body.include?("<h1>Posts</h1>") },
+              up_args: %w[--no-early-hints],
+              up_note: "`--no-early-hints`: no 103 before each page, as under Puma (wrk would count it as a response)")
+    ].freeze
+
+    def self.names
+      ALL.map(&:name)
+    end
+
+    def self.defaults
+      ALL.select(&:default).map(&:name)
+    end
+
+    def self.fetch(name)
+      ALL.find { |app| app.name == name } or raise KeyError, "unknown app #{name}"
+    end
+  end
+end
