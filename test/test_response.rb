@@ -354,6 +354,18 @@ class TestResponse < Minitest::Test
     assert_equal "done", read_response(sock).body
   end
 
+  # Puma's default: an app that sends hints only when the server offers them sends none.
+  def test_early_hints_turned_off_leave_them_out_of_the_env
+    serve(lambda { |env|
+      env["rack.early_hints"]&.call("link" => "</a.css>; rel=preload")
+      [200, {}, [env.key?("rack.early_hints").to_s]]
+    }, early_hints: false)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    response = read_response(sock)
+    assert_equal [200, "false"], [response.status, response.body]
+  end
+
   def test_early_hints_are_not_sent_to_http10
     serve(lambda { |env|
       env["rack.early_hints"].call("link" => "</a.css>; rel=preload")

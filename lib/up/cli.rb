@@ -94,6 +94,10 @@ module Up
         o.on("-e", "--environment NAME", "RACK_ENV for the app (RACK_ENV, else development)") { |v| options[:environment] = v }
         o.on("--preload", "Load the app once in the master, before forking workers (the default)") { options[:preload] = true }
         o.on("--no-preload", "Load the app in each worker (for phased restarts)") { options[:preload] = false }
+        o.on("--early-hints", "Give apps rack.early_hints, with which they send 103 responses (the default)") do
+          options[:early_hints] = true
+        end
+        o.on("--no-early-hints", "Leave rack.early_hints out of the env (Puma's default)") { options[:early_hints] = false }
         o.on("--worker-timeout SECONDS", Float, "A worker silent this long is killed and replaced (#{DEFAULTS[:worker_timeout].to_i})") do |v|
           options[:worker_timeout] = v
         end

@@ -47,6 +47,7 @@ typedef struct up_rb_server_t {
     up_server_t *server;
     up_server_config_t config;
     int num_threads;        /* app threads, at least 1 */
+    int early_hints;        /* whether envs get rack.early_hints */
     unsigned shutdown_timeout_ms;
     int running;
     /* The stop: requested from any thread or a trap handler (then a wake), begun by the next

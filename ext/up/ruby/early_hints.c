@@ -34,6 +34,8 @@ VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_conn_t *conn)
 
 void up_rb_early_hints_detach(VALUE obj)
 {
+    if (NIL_P(obj)) /* early hints turned off: the env had none */
+        return;
     ((hints_t *)rb_check_typeddata(obj, &hints_type))->conn = NULL;
 }
 

@@ -278,7 +278,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     }
     put(&p, up_rb_key_rack_input,
         req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
-    put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
+    if (srv->early_hints)
+        put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
     put(&p, up_rb_key_response_finished, rb_ary_new());
     int underscored = put_headers(&p, head);
     if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {

@@ -166,6 +166,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     }
     rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
+    VALUE early_hints = opt(options, "early_hints");
+    srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
     /* rack.errors: the server log's IO (Up::Log#io) when given; reopening the log on HUP
      * reopens that same object, so the env template keeps pointing at the right file. */
     VALUE errors = opt(options, "errors");
