@@ -80,11 +80,11 @@ module Bench
       out[/^wrk (\S+)/, 1] || "?"
     end
 
-    def nginx_version
-      return "not installed" unless Setup.which("nginx")
-
-      out, = capture([Setup.which("nginx"), "-v"])
-      out[%r{nginx/(\S+)}, 1] || "?"
+    # The version of a Debian server: nginx, h2o or redis-server.
+    def native_version(command)
+      path = Setup.which(command) or return "not installed"
+      out, = capture([path, command == "nginx" ? "-v" : "--version"])
+      out[%r{(?:nginx/|h2o version |Redis server v=)(\S+)}, 1] || "?"
     end
 
     private

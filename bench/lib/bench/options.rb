@@ -12,7 +12,7 @@ module Bench
 
     APPS = Apps.names.freeze
 
-    attr_reader :runs, :duration, :warmup, :connections, :apps, :only, :workers, :readme,
+    attr_reader :runs, :duration, :warmup, :connections, :apps, :only, :workers, :readme, :section,
                 :install, :build, :yjit, :argv
 
     def initialize(argv)
@@ -25,6 +25,7 @@ module Bench
       @only = nil
       @workers = [1, Etc.nprocessors].uniq
       @readme = "README.md"
+      @section = "bench"
       @install = true
       @build = true
       @yjit = true
@@ -82,6 +83,8 @@ module Bench
         end
         o.on("--no-readme", "Do not write the tables into README.md") { @readme = nil }
         o.on("--readme FILE", "Write the tables into FILE instead of README.md") { |v| @readme = v }
+        o.on("--section NAME", "Replace the tables between <!-- bench:NAME:start/end --> instead of",
+             "<!-- bench:start/end --> (appended when missing)") { |v| @section = v }
         o.on("--no-install", "Do not apt-get install or bundle install anything") { @install = false }
         o.on("--no-build", "Do not run bin/setup (which builds UP!'s extension)") { @build = false }
         o.on("--no-yjit", "Run the Ruby servers without YJIT") { @yjit = false }

@@ -11,10 +11,14 @@ module Bench
   # and the command line of each server. Created by bench/run at the end (or after an
   # interrupt, with what was measured); can write itself into README.md between the markers.
   class Report
-    START_MARKER = "<!-- bench:start -->"
-    END_MARKER = "<!-- bench:end -->"
 
     STATUS_LABEL = { not_installed: "not installed", failed: "failed" }.freeze
+
+    # The markers around the section named name (a file can hold several runs' tables).
+    def self.markers(name)
+      tag = name == "bench" ? "bench" : "bench:#{name}"
+      ["<!-- #{tag}:start -->", "<!-- #{tag}:end -->"]
+    end
 
     def initialize(machine:, options:, peers:, rows:, wrk:, yjit:, interrupted: false)
       @machine = machine
@@ -34,15 +38,16 @@ module Bench
       [header, *tables, commands].join("\n")
     end
 
-    # Replaces what is between the markers in the file, or appends a "Benchmarks" section
-    # holding the markers when the file has none.
-    def write_into(path)
+    # Replaces what is between the section's markers in the file, or appends a "Benchmarks"
+    # section holding them when the file has none.
+    def write_into(path, section = "bench")
+      start_marker, end_marker = self.class.markers(section)
       text = File.exist?(path) ? File.read(path) : ""
-      block = "#{START_MARKER}\n#{markdown}#{END_MARKER}"
-      start = text.index(START_MARKER)
-      finish = start && text.index(END_MARKER, start)
+      block = "#{start_marker}\n#{markdown}#{end_marker}"
+      start = text.index(start_marker)
+      finish = start && text.index(end_marker, start)
       text = if finish
-               text[0...start] + block + text[(finish + END_MARKER.size)..]
+               text[0...start] + block + text[(finish + end_marker.size)..]
              else
                "#{text.chomp}\n\n## Benchmarks\n\n#{block}\n"
              end
@@ -86,10 +91,11 @@ module Bench
       list = @peers.map do |peer|
         case peer.runtime
         when :up then "UP! #{@machine.up_version}"
-        when :native then "nginx #{@machine.nginx_version}"
+        when :native then "#{peer.key} #{@machine.native_version(peer.key)}"
         else "#{peer.gem} #{@machine.gem_version(peer.gem)}"
         end
       end
+      list << "redis-server #{@machine.native_version("redis-server")}" if @options.apps.include?("json_api")
       (list.uniq + ["rack #{@machine.gem_version("rack")}"]).join(", ")
     end
 
