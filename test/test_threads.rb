@@ -27,6 +27,22 @@ class TestThreads < Minitest::Test
     assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0, :<, 5
   end
 
+  # Calls that each wait a fraction of a millisecond for IO (a Redis or database round trip)
+  # still finish often, but while one waits the requests behind it could run: a second thread
+  # serves them. Sleeping stands in for the IO wait (the thread is asleep in the kernel).
+  def test_short_io_waits_with_requests_queued_bring_in_another_thread
+    start_server(lambda { |_env|
+      sleep 0.0003
+      [200, {}, [Thread.current.object_id.to_s]]
+    }, threads: 4)
+    socks = Array.new(8) do
+      connect.tap { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n" * 40) }
+    end
+    served_by = socks.flat_map { |s| Array.new(40) { read_response(s).body } }
+    assert_equal 320, served_by.size
+    assert_operator served_by.uniq.size, :>, 1, "one thread ran every call, waits and all"
+  end
+
   def test_fewer_threads_than_slow_requests_queue_but_all_are_answered
     start_server(SLOW_AND_FAST, threads: 2)
     socks = Array.new(4) do

@@ -7,7 +7,13 @@
  * time slices). A thread that is running Ruby, or only waiting for a CPU, holds the GVL: a
  * thread woken for it would just wait, at the cost of a third of the throughput (measured with
  * -w 2 on 2 cores, where workers and the client preempt each other). One promotion per period
- * at most, so a burst of slow calls wakes threads one by one, only as many as needed. */
+ * at most, so a burst of slow calls wakes threads one by one, only as many as needed.
+ *
+ * Calls that wait for IO only briefly (a Redis GET: tens of microseconds) finish often enough
+ * never to look stuck, yet each wait leaves the GVL idle while requests queue. So while
+ * requests wait and a thread in the app is asleep in the kernel, another is promoted too, at
+ * most once per STUCK_NS: examples/json_api served 14% more requests a second (18.4k to 21.0k,
+ * 10 interleaved 3 s runs each), hello.ru the same (its calls never sleep). */
 
 #include <string.h>
 #include <time.h>
@@ -50,6 +56,7 @@ static void *watchdog_main(void *arg)
     up_rb_server_t *srv = arg;
     unsigned long last_completed = 0;
     uint64_t last_progress = up_rb_now_ns();
+    uint64_t last_promotion = 0;
     long period = IDLE_PERIOD_NS;
     int idle_looks = 0;
     pthread_mutex_lock(&srv->queue_lock);
@@ -75,6 +82,15 @@ static void *watchdog_main(void *arg)
         int starved = srv->queue_len > 0 || srv->in_app >= awake;
         period = srv->in_app > 0 ? ACTIVE_PERIOD_NS : IDLE_PERIOD_NS;
         idle_looks = srv->in_app > 0 ? 0 : idle_looks + 1;
+        if (srv->queue_len > 0 && srv->sleepers > srv->promoted && now - last_promotion >= STUCK_NS &&
+            some_thread_blocked(srv)) {
+            /* Requests wait while a call waits for IO (a database, Redis): a second thread
+             * serves them meanwhile, though calls still finish. */
+            srv->promoted++;
+            pthread_cond_signal(&srv->queue_cond);
+            last_promotion = now;
+            continue;
+        }
         if (completed != last_completed || srv->in_app == 0 || !starved) {
             last_completed = completed;
             last_progress = now;
@@ -84,7 +100,7 @@ static void *watchdog_main(void *arg)
             (now - last_progress >= LONG_NS || some_thread_blocked(srv))) {
             srv->promoted++;
             pthread_cond_signal(&srv->queue_cond);
-            last_progress = now;
+            last_progress = last_promotion = now;
         }
     }
     pthread_mutex_unlock(&srv->queue_lock);
