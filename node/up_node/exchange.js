@@ -4,9 +4,11 @@
 // and the calls that send the response. server.js creates one per request once the body has
 // arrived; the IncomingMessage and ServerResponse stay Node's.
 //
-// Strings from Ruby are Opal Strings: JS strings, some boxed in String objects that carry an
-// `encoding`. A binary one (ASCII-8BIT, ISO-8859-1: one char per byte) goes out as latin1,
-// every other as UTF-8.
+// Strings from Ruby are Opal Strings: JS strings, some boxed in String objects that carry
+// encodings. Opal keeps one char per byte in a String whose internal encoding is binary
+// (ASCII-8BIT, ISO-8859-1: a binary literal, rack.input's reads): those go out as latin1.
+// Every other one holds characters (String#b and force_encoding change only the tag), and
+// goes out as UTF-8.
 
 const fs = require('node:fs');
 
@@ -14,7 +16,8 @@ const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
 
 function bytes(part) {
   const text = typeof part === 'string' ? part : String(part);
-  const encoding = part.encoding && BYTE_ENCODINGS.has(part.encoding.name) ? 'latin1' : 'utf8';
+  const internal = part.internal_encoding;
+  const encoding = internal && BYTE_ENCODINGS.has(internal.name) ? 'latin1' : 'utf8';
   return Buffer.from(text, encoding);
 }
 

@@ -1,4 +1,5 @@
 # frozen_string_literal: true
+# backtick_javascript: true
 
 module Up
   module Node
@@ -20,15 +21,15 @@ module Up
         if length.nil?
           rest = @data[@pos..] || ""
           @pos = @data.length
-          return rest.b
+          return binary(rest)
         end
         raise ArgumentError, "negative length #{length} given" if length.negative?
-        return "".b if length.zero?
+        return binary("") if length.zero?
         return nil if @pos >= @data.length
 
         chunk = @data[@pos, length]
         @pos += chunk.length
-        chunk.b
+        binary(chunk)
       end
 
       # IO#gets with a separator (nil for the rest); nil at the end.
@@ -39,7 +40,7 @@ module Up
         finish = stop ? stop + separator.length : @data.length
         line = @data[@pos...finish]
         @pos = finish
-        line.b
+        binary(line)
       end
 
       def each
@@ -63,6 +64,14 @@ module Up
 
       def close
         nil
+      end
+
+      private
+
+      # String#b tags only the encoding, and Opal counts bytes by the internal encoding
+      # (bytesize would count UTF-8 bytes); Opal.enc sets both, as a binary literal has them.
+      def binary(string)
+        `Opal.enc(#{string}, "binary")`
       end
     end
   end
