@@ -17,12 +17,13 @@ module UpNodeProcess
   FEATURES = "test/rackup/features.ru"
 
   # args: up_node's options and config.ru (one worker and test/rackup/features.ru unless
-  # given). Returns the CLIProcess; @port is its port. Stopped in teardown.
-  def start_up_node(*args, cache: CACHE, wait: true)
+  # given); env: more variables for it. Returns the CLIProcess; @port is its port. Stopped
+  # in teardown.
+  def start_up_node(*args, cache: CACHE, env: {}, wait: true)
     args = ["-w", "1", *args] unless args.include?("-w")
     args << FEATURES unless args.last&.end_with?(".ru")
     server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", *args, command: [RbConfig.ruby, EXE],
-                            env: { "XDG_CACHE_HOME" => cache }, wait: wait)
+                            env: { "XDG_CACHE_HOME" => cache }.merge(env), wait: wait)
     (@up_node_processes ||= []) << server
     @port = server.port
     server
