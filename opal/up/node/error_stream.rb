@@ -41,6 +41,11 @@ module Up
       def sync
         true
       end
+
+      # Env dumps show it; the JS Log inside has no Ruby inspect.
+      def inspect
+        "#<#{self.class}>"
+      end
     end
   end
 end

@@ -66,6 +66,11 @@ module Up
         nil
       end
 
+      # Short, as env dumps show it: never the body (which may be megabytes).
+      def inspect
+        "#<#{self.class} #{@data.length} bytes>"
+      end
+
       private
 
       # String#b tags only the encoding, and Opal counts bytes by the internal encoding
