@@ -60,4 +60,26 @@ class TestUpNodeCluster < Minitest::Test
     server.signal(:INT)
     assert_equal 0, server.wait.exitstatus, server.output
   end
+
+  def test_pid_file_and_log_file_and_hup_reopens_the_log
+    Dir.mktmpdir do |dir|
+      pid_file = File.join(dir, "up.pid")
+      log_file = File.join(dir, "up.log")
+      server = start_up_node("-P", pid_file, "-l", log_file, wait: false)
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
+      listening = %r{listening on http://127\.0\.0\.1:(\d+)}
+      sleep 0.05 until (File.file?(log_file) && File.read(log_file) =~ listening) ||
+                       Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      @port = Regexp.last_match(1).to_i
+      assert_equal server.pid, File.read(pid_file).to_i
+      File.rename(log_file, "#{log_file}.1")
+      server.signal(:HUP)
+      sleep 0.05 until File.file?(log_file) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      assert_equal 500, get("/fail").status
+      assert_includes File.read(log_file), "kaboom from the app"
+      server.signal(:TERM)
+      assert_equal 0, server.wait.exitstatus
+      refute File.exist?(pid_file), "pid file left behind"
+    end
+  end
 end

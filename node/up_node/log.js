@@ -9,7 +9,21 @@ const fs = require('node:fs');
 class Log {
   // path: the -l file, or null for stderr. Throws when the file cannot be opened.
   constructor(path) {
+    this.path = path;
     this.fd = path ? fs.openSync(path, 'a') : 2;
+  }
+
+  // HUP (logrotate renamed the file): open it again by its name. When that fails the old
+  // file stays in use, as up_ruby's Log#reopen does.
+  reopen() {
+    if (!this.path) return;
+    try {
+      const fd = fs.openSync(this.path, 'a');
+      fs.closeSync(this.fd);
+      this.fd = fd;
+    } catch (error) {
+      this.line(`cannot reopen ${this.path}: ${error.message}; still writing to the old file`);
+    }
   }
 
   // One line; a message that ends in a newline (a backtrace) gets no blank line after it.
@@ -28,4 +42,14 @@ class Log {
   }
 }
 
-module.exports = { Log };
+// Signals up_ruby acts on that up_node cannot (restarts, adding workers). Node's defaults
+// would end or stop the process (and USR1 would start the inspector), so they are logged.
+const UNSUPPORTED_SIGNALS = ['SIGUSR1', 'SIGUSR2', 'SIGTTIN', 'SIGTTOU'];
+
+function ignoreUnsupportedSignals(log) {
+  for (const signal of UNSUPPORTED_SIGNALS) {
+    process.on(signal, () => log.line(`${signal.slice(3)} is not supported by up_node; ignored`));
+  }
+}
+
+module.exports = { Log, ignoreUnsupportedSignals };

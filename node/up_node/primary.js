@@ -10,10 +10,11 @@
 //                                        primary exits 0 when they are gone; workers still
 //                                        running --shutdown-timeout + 5 s later are killed
 //   QUIT                                 workers are killed, exit 0
+//   HUP                                  the log file is reopened here and in every worker
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log } = require('./log');
+const { Log, ignoreUnsupportedSignals } = require('./log');
 
 // Past the workers' own --shutdown-timeout, before they are killed.
 const KILL_GRACE_MS = 5000;
@@ -78,6 +79,11 @@ function run(options) {
   process.on('SIGINT', () => stop('SIGTERM', 0));
   process.on('SIGTERM', () => stop('SIGTERM', 0));
   process.on('SIGQUIT', () => stop('SIGKILL', 0));
+  process.on('SIGHUP', () => {
+    log.reopen();
+    live().forEach((worker) => worker.process.kill('SIGHUP'));
+  });
+  ignoreUnsupportedSignals(log);
   for (let index = 0; index < options.workers; index++) fork(index);
 }
 

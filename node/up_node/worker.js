@@ -3,12 +3,12 @@
 // compiled app (the bundle defines globalThis.Opal and stores the app in Up::Node.app),
 // listens on every address, and on INT/TERM stops gracefully: no new connections, idle ones
 // closed, in-flight requests finished within --shutdown-timeout, exit status 0. QUIT stops
-// at once. A single process writes the pid file and logs the "listening on" line; a worker
+// at once, HUP reopens the log file. A single process writes the pid file and logs the "listening on" line; a worker
 // tells the primary instead (primary.js).
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log } = require('./log');
+const { Log, ignoreUnsupportedSignals } = require('./log');
 const { createServer } = require('./server');
 
 function describe(error) {
@@ -81,6 +81,8 @@ function run(options) {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     process.on('SIGQUIT', () => process.exit(0));
+    process.on('SIGHUP', () => log.reopen());
+    ignoreUnsupportedSignals(log);
     if (cluster.isWorker) {
       process.on('disconnect', stop); // the primary is gone
       process.send({ listening: urls });
