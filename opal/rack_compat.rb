@@ -1,0 +1,10 @@
+# frozen_string_literal: true
+
+# The entry of UP!'s Opal compatibility layer for the Rack gem: require it before `rack`.
+# The stdlib shims (uri, tempfile, digest, zlib, cgi/escape) sit in `opal/` under their
+# stdlib names and shadow Opal's stubs by load-path order; this file loads the patches that
+# must be in place before Rack's own files run.
+require 'nodejs'
+require 'corelib/array/pack'
+require 'corelib/string/unpack'
+require 'rack_compat/regexp'
