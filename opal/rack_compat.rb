@@ -8,3 +8,8 @@ require 'nodejs'
 require 'corelib/array/pack'
 require 'corelib/string/unpack'
 require 'rack_compat/regexp'
+require 'rack_compat/string'
+
+# Rack methods that mutate strings, rewritten; each file requires the Rack file it patches.
+require 'rack_compat/utils'
+require 'rack_compat/media_type'
