@@ -8,8 +8,13 @@ require 'nodejs'
 require 'corelib/array/pack'
 require 'corelib/string/unpack'
 require 'rack_compat/regexp'
+require 'rack_compat/regexp_source'
 require 'rack_compat/string'
+require 'rack_compat/module'
+require 'rack_compat/encoding'
+require 'rack_compat/string_io'
 
 # Rack methods that mutate strings, rewritten; each file requires the Rack file it patches.
 require 'rack_compat/utils'
 require 'rack_compat/media_type'
+require 'rack_compat/request'
