@@ -12,6 +12,7 @@ require "fileutils"
 require "rbconfig"
 require "stringio"
 require "opal"
+require "opal/builder_scheduler/sequential"
 
 module OpalRackTestTimeout
   # Raised inside a test that runs too long, so minitest records it as that test's error.
@@ -51,7 +52,9 @@ module OpalRack
     return out if File.exist?(out)
 
     FileUtils.mkdir_p(CACHE)
-    builder = Opal::Builder.new(path_reader: Opal::PathReader.new(load_paths, extensions))
+    # Sequential: the default prefork scheduler loses a child's compile error ("closed stream").
+    builder = Opal::Builder.new(path_reader: Opal::PathReader.new(load_paths, extensions),
+                                scheduler: Opal::BuilderScheduler::Sequential)
     quietly do
       builder.build("opal")
       builder.build("rack_compat")
@@ -68,6 +71,8 @@ module OpalRack
     stderr = $stderr
     $stderr = StringIO.new
     yield
+  rescue Exception => e # rubocop:disable Lint/RescueException
+    raise e.class, "#{e.message}\n#{$stderr.string}", e.backtrace
   ensure
     $stderr = stderr
   end
