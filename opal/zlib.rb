@@ -4,8 +4,7 @@
 require 'rack_compat/bytes'
 
 # Zlib on Node's zlib module: Opal has none, and Rack::Deflater streams gzip through
-# Zlib::GzipWriter. The writer drives a Node Gzip stream synchronously with _processChunk
-# (what Node's own zlib.gzipSync uses), so `flush` really emits the compressed bytes so far.
+# Zlib::GzipWriter. Node 20 is needed (zlib.crc32 arrived in 20.15).
 module Zlib
   class Error < StandardError; end
   class BufError < Error; end
@@ -26,7 +25,7 @@ module Zlib
 
   def self.__call(fn, str)
     RackCompat::Bytes.from_buffer(`#{__node}[fn](#{RackCompat::Bytes.to_buffer(str)})`)
-  rescue JS::Error => e
+  rescue Opal::Raw::Error => e
     raise DataError, `#{e}.message`
   end
 
@@ -34,13 +33,7 @@ module Zlib
   def self.gunzip(str) = __call('gunzipSync', str)
 
   def self.crc32(str = nil, crc = 0)
-    RackCompat::Bytes.bytes(str.to_s).each do |b|
-      crc ^= 0xffffffff
-      crc ^= b
-      8.times { crc = (crc & 1) == 1 ? (crc >> 1) ^ 0xedb88320 : crc >> 1 }
-      crc ^= 0xffffffff
-    end
-    `#{crc} >>> 0`
+    `require('zlib').crc32(#{RackCompat::Bytes.to_buffer(str.to_s)}, #{crc})`
   end
 
   class Deflate
@@ -51,13 +44,23 @@ module Zlib
     def self.inflate(str) = Zlib.__call('inflateSync', str)
   end
 
-  # Writes gzip data to `io` (anything with #write) as it is produced.
+  # Writes gzip data (RFC 1952) to `io` (anything with #write). Node's zlib has no
+  # synchronous stream, so the writer frames the member itself: its header, then deflate
+  # data, then CRC32 and length. Writes are buffered; each #flush compresses what is
+  # buffered into non-final deflate blocks ending in a sync-flush marker and hands them to
+  # `io` (so Rack::Deflater streams), and #finish adds the final block and the trailer.
+  # Deflate blocks compressed separately concatenate into one valid stream.
   class GzipWriter
-    attr_accessor :mtime, :orig_name, :comment
+    OS_UNIX = 3
+
+    attr_accessor :mtime, :orig_name, :comment, :level
 
     def initialize(io, level = nil, strategy = nil, **)
       @io = io
-      @stream = `require('zlib').createGzip()`
+      @level = level
+      @pending = []
+      @crc = 0
+      @size = 0
       @header_done = false
       @mtime = nil
       @closed = false
@@ -65,9 +68,11 @@ module Zlib
 
     def write(*strings)
       strings.sum do |s|
-        s = s.to_s
-        emit(`#{@stream}._processChunk(#{RackCompat::Bytes.to_buffer(s)}, #{NO_FLUSH})`)
-        s.bytesize
+        buf = RackCompat::Bytes.to_buffer(s.to_s)
+        @pending << buf
+        @crc = `require('zlib').crc32(#{buf}, #{@crc})`
+        @size += `#{buf}.length`
+        `#{buf}.length`
       end
     end
 
@@ -77,12 +82,16 @@ module Zlib
     end
 
     def flush(flush = SYNC_FLUSH)
-      emit(`#{@stream}._processChunk(Buffer.alloc(0), #{flush})`)
+      emit(deflate(`require('zlib').constants.Z_SYNC_FLUSH`)) unless flush == NO_FLUSH
       self
     end
 
     def finish
-      emit(`#{@stream}._processChunk(Buffer.alloc(0), #{FINISH})`)
+      emit(deflate(`require('zlib').constants.Z_FINISH`))
+      trailer = `Buffer.alloc(8)`
+      `#{trailer}.writeUInt32LE(#{@crc} >>> 0, 0)`
+      `#{trailer}.writeUInt32LE(#{@size} % 4294967296, 4)`
+      @io.write(RackCompat::Bytes.from_buffer(trailer))
       @closed = true
       @io
     end
@@ -97,16 +106,24 @@ module Zlib
 
     private
 
-    # Hands a chunk of output to the io; the first one carries the 10-byte gzip header, whose
-    # MTIME field (RFC 1952 §2.3.1, bytes 4..7, little-endian) Node always leaves at 0.
-    def emit(buf)
-      return if `#{buf} == null || #{buf}.length == 0`
+    # Raw deflate blocks for the buffered input, ended by `flush_flag`.
+    def deflate(flush_flag)
+      input = `Buffer.concat(#{@pending})`
+      @pending = []
+      level = @level || DEFAULT_COMPRESSION
+      `require('zlib').deflateRawSync(#{input}, { finishFlush: #{flush_flag}, level: #{level} })`
+    end
 
+    # Hands compressed bytes to the io, after the 10-byte member header the first time
+    # (RFC 1952 §2.3: ID1 ID2 CM=8 FLG=0 MTIME(le32) XFL=0 OS).
+    def emit(buf)
       unless @header_done
-        `#{buf}.writeUInt32LE(#{@mtime.to_i} >>> 0, 4)` if @mtime
+        header = `Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, #{OS_UNIX}])`
+        `#{header}.writeUInt32LE(#{@mtime.to_i} >>> 0, 4)`
+        @io.write(RackCompat::Bytes.from_buffer(header))
         @header_done = true
       end
-      @io.write(RackCompat::Bytes.from_buffer(buf))
+      @io.write(RackCompat::Bytes.from_buffer(buf)) if `#{buf}.length > 0`
     end
   end
 
