@@ -19,3 +19,16 @@ class String
     `Opal.enc(self, #{encoding.name})`
   end
 end
+
+# String#to_s in Opal returns the primitive JS string, which drops a boxed string's internal
+# encoding; MRI returns self. Rack::Response buffers bodies with part.to_s, so binary parts
+# (gzip from Rack::Deflater, file bytes) came back as text and their bytes changed. A string
+# holding bytes (binary internal encoding) is returned as is; text keeps Opal's fast path.
+class String
+  alias __opal_to_s to_s
+
+  def to_s
+    `if (typeof self !== 'string' && self.internal_encoding && self.internal_encoding.name !== 'UTF-8' && self.$$class === Opal.String) return self`
+    __opal_to_s
+  end
+end
