@@ -13,8 +13,13 @@ require 'rack_compat/string'
 require 'rack_compat/module'
 require 'rack_compat/encoding'
 require 'rack_compat/string_io'
+require 'rack_compat/file'
 
 # Rack methods that mutate strings, rewritten; each file requires the Rack file it patches.
 require 'rack_compat/utils'
 require 'rack_compat/media_type'
 require 'rack_compat/request'
+require 'rack_compat/mock_response'
+require 'rack_compat/common_logger'
+require 'rack_compat/show_exceptions'
+require 'rack_compat/show_status'
