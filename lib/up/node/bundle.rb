@@ -23,8 +23,10 @@ module Up
       ROOT = File.expand_path("../../..", __dir__)
       # First on the load path, so shims named like stdlib files (uri.rb) shadow Opal's stubs.
       OPAL_DIR = File.join(ROOT, "opal")
-      # Loaded before config.ru. Not the whole "nodejs": its Dir needs the glob npm package.
-      PRELUDE = %w[opal nodejs/base nodejs/kernel nodejs/file nodejs/io nodejs/env up/node/boot].freeze
+      # Loaded before config.ru: Opal's runtime; File, IO and ENV on Node (its Dir needs the
+      # glob package Opal ships: Launcher#node_env); the Rack shims (opal/rack_compat.rb),
+      # which must run before any Rack file; our glue.
+      PRELUDE = %w[opal nodejs rack_compat up/node/boot].freeze
       # Our own files that shape the output besides those Opal reads.
       TOOLS = [__FILE__, File.join(__dir__, "rackup_processor.rb")].freeze
 
@@ -87,11 +89,14 @@ module Up
         require "opal"
         require "opal/builder_scheduler/sequential"
         require_relative "rackup_processor"
-        builder = Opal::Builder.new(scheduler: Opal::BuilderScheduler::Sequential)
         # The app's directory last: Opal resolves config.ru's require_relative against the
         # name it was compiled under, and finds only files on its load path.
         @paths = [OPAL_DIR, *Opal.paths, *@load_paths, File.dirname(@rackup)]
-        builder.append_paths(*@paths)
+        # A reader of our own: Builder#append_paths would put these after Opal's stdlib,
+        # where the shims could not shadow it.
+        extensions = Opal::Builder.extensions.flat_map { |ext| [".#{ext}", ".js.#{ext}"] }
+        builder = Opal::Builder.new(path_reader: Opal::PathReader.new(@paths, extensions),
+                                    scheduler: Opal::BuilderScheduler::Sequential)
         quietly do
           PRELUDE.each { |name| builder.build(name) }
           builder.build_str(rackup_source, File.basename(@rackup))

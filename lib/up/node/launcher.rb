@@ -68,10 +68,17 @@ module Up
 
       def node_env(bundle_path)
         settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION)
-        env = { "UP_NODE_OPTIONS" => JSON.generate(settings) }
+        env = { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path }
         # -e, as up_ruby does it: the app reads RACK_ENV.
         env["RACK_ENV"] = @options[:environment] || ENV["RACK_ENV"] || "development"
         env
+      end
+
+      # Opal's nodejs stdlib loads npm packages it ships (glob for Dir), as the opal CLI
+      # finds them.
+      def node_path
+        opal_modules = File.join(Gem.loaded_specs.fetch("opal").full_gem_path, "stdlib", "nodejs", "node_modules")
+        [opal_modules, ENV["NODE_PATH"]].compact.reject(&:empty?).join(File::PATH_SEPARATOR)
       end
 
       # Every address to listen on, for Node: { host:, port:, ipv6: } or { path:, mode: }. A
