@@ -137,6 +137,40 @@ class TestUpNode < Minitest::Test
     assert_equal 400, res.status
   end
 
+  def test_expect_continue_with_a_body_over_the_limit_is_413_without_100
+    start_up_node("--max-body-size", "10")
+    res = raw_request("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n")
+    assert_equal 413, res.status
+  end
+
+  def test_expect_continue_gets_100_then_the_response
+    start_up_node
+    sock = connect
+    sock.write("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+    assert_equal 100, read_response(sock).status
+    sock.write("abcd")
+    assert_equal "abc|d|4|ASCII-8BIT", read_response(sock).body
+  end
+
+  def test_early_hints_go_out_as_a_103_before_the_response
+    start_up_node
+    sock = connect
+    sock.write("GET /hints HTTP/1.1\r\nHost: h\r\n\r\n")
+    hints = read_response(sock)
+    assert_equal 103, hints.status
+    assert_equal "</style.css>; rel=preload", hints["link"]
+    assert_equal "after hints", read_response(sock).body
+  end
+
+  def test_a_head_that_never_ends_is_408
+    start_up_node("--head-timeout", "1")
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n")
+    res = read_response(sock)
+    assert_equal 408, res.status
+    assert closed_by_server?(sock)
+  end
+
   def test_bad_option_is_the_same_one_line_error_as_up_ruby
     status, out = run_up_node("--head-timeout", "100000")
     assert_equal 1, status.exitstatus

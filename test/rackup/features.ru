@@ -45,6 +45,9 @@ run lambda { |env|
     [200, { "content-type" => "text/plain" }, [FeaturesBody.closed.to_s]]
   when "/cookies"
     [200, { "set-cookie" => ["a=1; path=/", "b=2"], "x-multi" => %w[one two] }, ["ok"]]
+  when "/hints"
+    env["rack.early_hints"]&.call({ "link" => "</style.css>; rel=preload" })
+    [200, { "content-type" => "text/plain" }, ["after hints"]]
   when "/fail"
     raise ArgumentError, "kaboom from the app"
   else
