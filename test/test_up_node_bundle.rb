@@ -53,44 +53,44 @@ class TestUpNodeBundle < Minitest::Test
     end
   end
 
-  def test_syntax_error_in_config_ru_names_file_and_line
+  # Writes files (name => source, config.ru among them) to a temp dir, runs up_node on its
+  # config.ru, which must fail with status 1, and yields the output, the dir and config.ru.
+  def assert_start_fails(files)
     Dir.mktmpdir do |dir|
+      files.each do |name, source|
+        path = File.join(dir, name)
+        FileUtils.mkdir_p(File.dirname(path))
+        File.write(path, source)
+      end
       rackup = File.join(dir, "config.ru")
-      File.write(rackup, "# an app\n\nrun lambda { |env| [200, {}, [1 +]] }\n")
       status, out = run_up_node(rackup, cache: dir)
-      assert_equal 1, status.exitstatus
+      assert_equal 1, status.exitstatus, out
+      yield out, dir, rackup
+    end
+  end
+
+  def test_syntax_error_in_config_ru_names_file_and_line
+    assert_start_fails("config.ru" => "# an app\n\nrun lambda { |env| [200, {}, [1 +]] }\n") do |out, _dir, rackup|
       assert_match(/\Aup_node: #{Regexp.escape(rackup)}:3: unexpected token \S+\n\z/, out)
     end
   end
 
   def test_syntax_error_in_a_required_file_names_that_file
-    Dir.mktmpdir do |dir|
-      rackup = File.join(dir, "config.ru")
-      File.write(rackup, %(require_relative "lib/broken"\nrun ->(_env) { [200, {}, []] }\n))
-      Dir.mkdir(File.join(dir, "lib"))
-      File.write(File.join(dir, "lib", "broken.rb"), "def broken\n  (1 +\nend\n")
-      status, out = run_up_node(rackup, cache: dir)
-      assert_equal 1, status.exitstatus
+    files = { "config.ru" => %(require_relative "lib/broken"\nrun ->(_env) { [200, {}, []] }\n),
+              "lib/broken.rb" => "def broken\n  (1 +\nend\n" }
+    assert_start_fails(files) do |out, dir|
       assert_match(%r{\Aup_node: #{Regexp.escape(dir)}/lib/broken\.rb:3: unexpected token \S+\n\z}, out)
     end
   end
 
   def test_a_missing_require_is_named
-    Dir.mktmpdir do |dir|
-      rackup = File.join(dir, "config.ru")
-      File.write(rackup, %(require "no_such_gem_here"\nrun ->(_env) { [200, {}, []] }\n))
-      status, out = run_up_node(rackup, cache: dir)
-      assert_equal 1, status.exitstatus
+    assert_start_fails("config.ru" => %(require "no_such_gem_here"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
       assert_equal %(up_node: #{rackup}: cannot load "no_such_gem_here": not on the Opal load path\n), out
     end
   end
 
   def test_an_app_that_raises_while_loading_exits_1_with_the_error
-    Dir.mktmpdir do |dir|
-      rackup = File.join(dir, "config.ru")
-      File.write(rackup, %(raise "no database"\nrun ->(_env) { [200, {}, []] }\n))
-      status, out = run_up_node(rackup, cache: dir)
-      assert_equal 1, status.exitstatus
+    assert_start_fails("config.ru" => %(raise "no database"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
       assert_match(/cannot load #{Regexp.escape(rackup)}: .*no database \(RuntimeError\)/, out)
       assert_match(/config\.ru:1/, out)
     end
