@@ -177,6 +177,13 @@ class TestUpNode < Minitest::Test
     assert_equal "up_node: --head-timeout must be between 0 and 86400 seconds\nTry 'up_node --help'.\n", out
   end
 
+  def test_port_in_use_is_a_clear_error
+    first = start_up_node
+    status, out = run_up_node("-p", first.port.to_s)
+    assert_equal 1, status.exitstatus
+    assert_match(/^up_node: cannot listen on http:\/\/127\.0\.0\.1:#{first.port}: .*EADDRINUSE/, out)
+  end
+
   def test_missing_config_ru_is_a_clear_error
     status, out = run_up_node("nope/config.ru")
     assert_equal 1, status.exitstatus

@@ -37,12 +37,20 @@ function listenAll(options, handler, log, done, fail) {
   const urls = [];
   let picked = 0;
   const next = (i) => {
-    if (i === options.binds.length) return done(servers, urls);
+    if (i === options.binds.length) {
+      if (servers.length === 0) return fail('cannot listen: no address can be bound');
+      return done(servers, urls);
+    }
     const bind = options.binds[i];
     const port = bind.port === 0 && picked ? picked : bind.port;
     const listener = { host: bind.path ? 'localhost' : bind.host, port: port };
     const server = createServer(options, handler, log, listener);
-    server.once('error', (error) => fail(`cannot listen on ${url(bind, port)}: ${error.message}`));
+    server.once('error', (error) => {
+      // As up_ruby's binder: an address this host does not have ("localhost" naming ::1
+      // where IPv6 is off) is skipped, as long as another one is bound.
+      if (bind.ipv6 && error.code === 'EADDRNOTAVAIL') return next(i + 1);
+      fail(`cannot listen on ${url(bind, port)}: ${error.message}`);
+    });
     const ready = () => {
       if (!bind.path) {
         listener.port = server.address().port;
@@ -71,8 +79,10 @@ function run(options) {
     log.line(`cannot load ${options.rackup}: ${describe(error)}`);
     process.exit(1);
   }
+  // Start errors the user can fix (an address in use), as up_ruby reports them: one line on
+  // stderr, status 1.
   const fail = (message) => {
-    log.line(message);
+    process.stderr.write(`up_node: ${message}\n`);
     process.exit(1);
   };
   listenAll(options, handler, log, (servers, urls) => {
