@@ -95,6 +95,13 @@ class TestUpNode < Minitest::Test
     assert_includes server.output, "kaboom from the app (ArgumentError)"
   end
 
+  def test_an_error_raised_from_a_timer_is_logged_and_the_server_keeps_serving
+    server = start_up_node("test/rackup/opal_timer_error.ru")
+    assert_equal "scheduled", get("/").body
+    server.wait_for(/error outside a request: .*kaboom from a timer/)
+    assert_equal "scheduled", get("/").body
+  end
+
   def test_array_header_values_are_repeated_lines_and_cookies_never_merged
     start_up_node
     res = get("/cookies")

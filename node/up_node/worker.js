@@ -93,6 +93,9 @@ function run(options) {
     process.on('SIGQUIT', () => process.exit(0));
     process.on('SIGHUP', () => log.reopen());
     ignoreUnsupportedSignals(log);
+    // A streaming body may write from a timer after the app returned; what it raises then
+    // has no request to fail. It is logged, and the process goes on serving the others.
+    process.on('uncaughtException', (error) => log.line(`error outside a request: ${describe(error)}`));
     if (cluster.isWorker) {
       process.on('disconnect', stop); // the primary is gone
       process.send({ listening: urls });
