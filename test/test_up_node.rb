@@ -106,6 +106,14 @@ class TestUpNode < Minitest::Test
     assert_equal "1", get("/closed").body
   end
 
+  def test_to_path_body_sends_the_file_and_is_closed
+    start_up_node
+    res = get("/file")
+    assert_equal File.binread(File.join(CLIProcess::ROOT, "examples/hello/config.ru")), res.body
+    assert_equal res.body.bytesize.to_s, res["content-length"]
+    assert_equal "1", get("/closed").body
+  end
+
   def test_app_exception_is_a_logged_500_and_the_server_keeps_serving
     server = start_up_node
     sock = connect
