@@ -57,3 +57,24 @@ class File
     @binary_flag ? RackCompat::Bytes.from_buffer(data) : `#{data}.toString('utf8')`
   end
 end
+
+# File::Stat#size: Rack::Multipart::Generator reads it for content-length.
+class File
+  class Stat
+    def size
+      `require('fs').statSync(#{@path}).size`
+    end
+  end
+end
+
+require 'nodejs/fileutils'
+
+# FileUtils.copy_file: Rack::Multipart::UploadedFile copies the file it wraps into a
+# Tempfile with it; Opal's Node FileUtils has only cp.
+module FileUtils
+  def copy_file(src, dest, preserve = false, dereference = true)
+    `require('fs').copyFileSync(#{src}, #{dest})`
+    nil
+  end
+  module_function :copy_file
+end
