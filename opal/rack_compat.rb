@@ -14,6 +14,7 @@ require 'rack_compat/module'
 require 'rack_compat/encoding'
 require 'rack_compat/string_io'
 require 'rack_compat/file'
+require 'rack_compat/string_scanner'
 
 # Rack methods that mutate strings, rewritten; each file requires the Rack file it patches.
 require 'rack_compat/utils'
@@ -23,3 +24,4 @@ require 'rack_compat/mock_response'
 require 'rack_compat/common_logger'
 require 'rack_compat/show_exceptions'
 require 'rack_compat/show_status'
+require 'rack_compat/multipart_generator'
