@@ -44,12 +44,15 @@ class StringIO
     self
   end
 
-  def set_encoding(*)
+  # Recorded, not applied: the characters are already what they are (Rack::Lint checks
+  # that rack.input says ASCII-8BIT, which MockRequest sets here).
+  def set_encoding(encoding, *)
+    @external_encoding = encoding && (encoding.is_a?(Encoding) ? encoding : Encoding.find(encoding.to_s))
     self
   end
 
   def external_encoding
-    @string.encoding
+    @external_encoding || @string.encoding
   end
 
   def internal_encoding
