@@ -9,6 +9,13 @@ require 'rack_compat/bytes'
 # `path` works for apps that copy or reopen the file. Reads return binary strings (bytes);
 # a text string is written as its UTF-8 bytes, a binary one as its bytes.
 class Tempfile
+  # Like MRI's finalizer: a Tempfile garbage-collected while open is closed and removed, so
+  # uploads nobody closed (no Rack::TempfileReaper) do not pile up in the temp dir.
+  REAPER = `new FinalizationRegistry(function(held) {
+    try { require('fs').closeSync(held.fd) } catch (e) {}
+    if (held.path) { try { require('fs').unlinkSync(held.path) } catch (e) {} }
+  })`
+
   def self.create(basename = '', tmpdir = nil, **options)
     file = new(basename, tmpdir, **options)
     return file unless block_given?
@@ -40,6 +47,8 @@ class Tempfile
     @path = `require('path').join(#{dir}, #{name})`
     @fd = `require('fs').openSync(#{@path}, 'w+', 0o600)`
     @pos = 0
+    @held = `{ fd: #{@fd}, path: #{@path} }`
+    `#{REAPER}.register(#{self}, #{@held}, #{self})`
   end
 
   def write(*strings)
@@ -176,6 +185,7 @@ class Tempfile
     `require('fs').closeSync(#{@fd})` if @fd
     @fd = nil
     unlink if unlink_now
+    `#{REAPER}.unregister(#{self})` unless @path
     nil
   end
 
@@ -198,6 +208,12 @@ class Tempfile
 
     `try { require('fs').unlinkSync(#{@path}) } catch (e) {}`
     @path = nil
+    `#{@held}.path = null`
+  end
+
+  def chmod(mode)
+    `require('fs').fchmodSync(#{@fd}, #{mode})` if @fd
+    0
   end
   alias delete unlink
 
