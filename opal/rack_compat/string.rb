@@ -41,10 +41,8 @@ end
 # (gzip from Rack::Deflater, file bytes) came back as text and their bytes changed. A string
 # holding bytes (binary internal encoding) is returned as is; text keeps Opal's fast path.
 class String
-  alias __opal_to_s to_s
-
+  # One JS expression: to_s runs for every string interpolated into another.
   def to_s
-    `if (typeof self !== 'string' && self.internal_encoding && self.internal_encoding.name !== 'UTF-8' && self.$$class === Opal.String) return self`
-    __opal_to_s
+    `(typeof self !== 'string' && self.internal_encoding && self.internal_encoding.name !== 'UTF-8' && self.$$class === Opal.String) ? self : self.toString()`
   end
 end
