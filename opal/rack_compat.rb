@@ -1,14 +1,20 @@
 # frozen_string_literal: true
 
-# The entry of UP!'s Opal compatibility layer for the Rack gem: require it before `rack`.
-# The stdlib shims (uri, tempfile, digest, zlib, cgi/escape) sit in `opal/` under their
-# stdlib names and shadow Opal's stubs by load-path order; this file loads the patches that
-# must be in place before Rack's own files run.
+# The entry of UP!'s Opal compatibility layer for the Rack gem (see opal/README.md).
+#
+# A build loads it as its own unit after Opal's corelib and before the app: it replaces
+# Opal.regexp, which each compiled file binds when it loads, so only files loaded after it
+# get Ruby regexp semantics. The stdlib shims (uri, tempfile, digest, zlib, cgi/escape) and
+# the replaced Rack files (rack/lint, rack/multipart/parser) sit in opal/ under their own
+# names and win by load-path order; this file loads the patches.
+
+# Opal's Node platform, pack/unpack, and Mutex for Rack::Lock (Node runs Ruby on one thread).
 require 'nodejs'
 require 'corelib/array/pack'
 require 'corelib/string/unpack'
-# Mutex (Rack::Lock) and Thread.current: Node runs Ruby on one thread, and Opal's are that.
 require 'thread'
+
+# Core behaviour Rack relies on, fixed or added.
 require 'rack_compat/regexp'
 require 'rack_compat/regexp_source'
 require 'rack_compat/string'
@@ -22,7 +28,8 @@ require 'rack_compat/file'
 require 'rack_compat/node_paths'
 require 'rack_compat/string_scanner'
 
-# Rack methods that mutate strings, rewritten; each file requires the Rack file it patches.
+# Rack methods that mutate strings or need runtime ERB, rewritten; each file requires the
+# Rack file it patches.
 require 'rack_compat/utils'
 require 'rack_compat/media_type'
 require 'rack_compat/request'
