@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+# Based on Rack 3.2.8, sha256 of the original: 6ee90481bce587d3775abcf72af0e5a66930cd918068de97b810abffb4126ac7
 # UP! replacement for rack-3.2.8/lib/rack/lint.rb, for Opal only (opal/ comes first on the
 # Opal load path; MRI keeps loading Rack's own file). Opal cannot compile Rack's
 # `/[\x80-\xff]/n` (JS regexps have no byte mode, and Opal rejects the escape), and since

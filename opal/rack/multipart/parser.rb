@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+# Based on Rack 3.2.8, sha256 of the original: 19dd89460c319a37aa2aa1023b7fc8ab0a342d39bcff964768f745a79cb41329
 # UP! replacement for rack-3.2.8/lib/rack/multipart/parser.rb, for Opal only (opal/ comes
 # first on the Opal load path; MRI keeps loading Rack's own file). Rack's parser edits
 # strings in place (body <<, slice!, gsub!, strip!, force_encoding as a statement) all
