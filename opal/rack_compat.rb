@@ -31,6 +31,7 @@ require 'rack_compat/string_scanner'
 # Rack methods that mutate strings or need runtime ERB, rewritten; each file requires the
 # Rack file it patches.
 require 'rack_compat/utils'
+require 'rack_compat/byte_input'
 require 'rack_compat/media_type'
 require 'rack_compat/request'
 require 'rack_compat/mock_response'

@@ -31,6 +31,14 @@ module RackCompat
       `#{to_buffer(str)}.toString('utf8')`
     end
 
+    # `str` as text if it is bytes that form valid UTF-8 (text keeps its bytes through
+    # every string operation, where bytes lose their mark), else `str` unchanged.
+    def self.text(str)
+      return str unless binary?(str)
+
+      `(function(buf) { try { return new TextDecoder('utf-8', { fatal: true }).decode(buf) } catch (e) { return str } })(#{to_buffer(str)})`
+    end
+
     # A binary string of the bytes in a Node Buffer (or Uint8Array).
     def self.from_buffer(buf)
       `Opal.enc(Buffer.from(buf.buffer || buf, buf.byteOffset || 0, buf.length).toString('latin1'), 'binary')`

@@ -1,15 +1,13 @@
 # frozen_string_literal: true
 
 require 'rack/request'
-require 'rack_compat/bytes'
 
 # Rack::Request::Helpers methods that mutate strings (Opal strings are immutable JS
 # strings), rewritten to build new strings. Same results as Rack 3.2.8's versions.
 module Rack
   class Request
     module Helpers
-      # Rack: form_vars.slice!(-1) to drop the "\0" Safari appends to Ajax posts. Also
-      # decodes a binary body, see below.
+      # Rack: form_vars.slice!(-1) to drop the "\0" Safari appends to Ajax posts.
       def form_pairs
         if (pairs = get_header(RACK_REQUEST_FORM_PAIRS))
           return pairs
@@ -28,11 +26,6 @@ module Rack
             else
               form_vars = get_header(RACK_INPUT).read(query_parser.bytesize_limit + 2) || ''
               form_vars = form_vars[0..-2] if form_vars.end_with?("\0")
-              # A body read as bytes is parsed as the UTF-8 text it encodes: the query
-              # parser splits it, and Opal's substrings of a binary string lose the mark,
-              # so "J\xC3\xBCrgen" would have read as "JÃ¼rgen". (Invalid UTF-8 becomes
-              # U+FFFD, where MRI keeps the bytes in a string with a broken encoding.)
-              form_vars = RackCompat::Bytes.utf8(form_vars) if RackCompat::Bytes.binary?(form_vars)
 
               set_header RACK_REQUEST_FORM_VARS, form_vars
               pairs = query_parser.parse_query_pairs(form_vars, '&')
