@@ -50,3 +50,12 @@ raw = "name=Jürgen&city=Zürich".bytes.pack("C*")
 env = Rack::MockRequest.env_for("/", method: "POST", input: raw, "CONTENT_TYPE" => "application/x-www-form-urlencoded")
 p Rack::Request.new(env).POST
 p Rack::Utils.escape("Jürgen".b), Rack::Utils.unescape("J%FCrgen", Encoding::BINARY).bytes
+
+# Raw UTF-8 bytes in a cookie and a query string, as a server hands them over (bytes).
+raw_env = {
+  "HTTP_COOKIE" => "name=Jürgen; city=Zürich".bytes.pack("C*"),
+  "QUERY_STRING" => "q=naïve&r=%C3%A9".bytes.pack("C*"),
+  "REQUEST_METHOD" => "GET",
+}
+req = Rack::Request.new(raw_env)
+p req.cookies, req.GET
