@@ -59,3 +59,9 @@ raw_env = {
 }
 req = Rack::Request.new(raw_env)
 p req.cookies, req.GET
+
+# A binary file served by Rack::Files, through ETag and Deflater, keeps its bytes.
+served = Rack::MockRequest.new(Rack::ETag.new(Rack::Files.new("fixtures"))).get("/upload.bin")
+p served.status, served.body.bytes == File.binread("fixtures/upload.bin").bytes, served["etag"]
+zipped = Rack::MockRequest.new(Rack::Deflater.new(Rack::Files.new("fixtures"))).get("/upload.bin", "HTTP_ACCEPT_ENCODING" => "gzip")
+p zipped["content-encoding"], Zlib.gunzip(zipped.body.b).bytes == File.binread("fixtures/upload.bin").bytes
