@@ -43,6 +43,10 @@ end
 class String
   # One JS expression: to_s runs for every string interpolated into another.
   def to_s
-    `(typeof self !== 'string' && self.internal_encoding && self.internal_encoding.name !== 'UTF-8' && self.$$class === Opal.String) ? self : self.toString()`
+    %x{
+      var enc = self.internal_encoding;
+      return (typeof self !== 'string' && enc && enc.name !== 'UTF-8' && self.$$class === Opal.String) ?
+        self : self.toString();
+    }
   end
 end
