@@ -139,11 +139,16 @@ module Zlib
       @pos = 0
     end
 
+    # As MRI: read() is text in the default external encoding (UTF-8), read(n) is bytes.
     def read(len = nil)
-      return @data[@pos..] .tap { @pos = @data.length } if len.nil?
+      if len.nil?
+        rest = RackCompat::Bytes.binary(@data[@pos..] || '')
+        @pos = @data.length
+        return rest.force_encoding(Encoding::UTF_8)
+      end
       return nil if @pos >= @data.length
 
-      chunk = @data[@pos, len]
+      chunk = RackCompat::Bytes.binary(@data[@pos, len])
       @pos += len
       chunk
     end

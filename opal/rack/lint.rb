@@ -1,11 +1,13 @@
 # frozen_string_literal: true
 
+# Based on Rack 3.2.8, sha256 of the original: 6ee90481bce587d3775abcf72af0e5a66930cd918068de97b810abffb4126ac7
 # UP! replacement for rack-3.2.8/lib/rack/lint.rb, for Opal only (opal/ comes first on the
 # Opal load path; MRI keeps loading Rack's own file). Opal cannot compile Rack's
 # `/[\x80-\xff]/n` (JS regexps have no byte mode, and Opal rejects the escape), and since
 # `require 'rack'` autoloads Rack::Lint, one uncompilable line breaks every Rack app.
 # Changes from Rack's file, each marked "UP!:":
-#   - the non-ASCII check on env values tests bytes > 0x7f instead of the /n regexp.
+#   - the non-ASCII check on env values tests bytes > 0x7f instead of the /n regexp;
+#   - the header-name check spells out [:cntrl:], which JS regexps read as literal text.
 # Everything else is Rack's text, unchanged (MIT licence, Copyright (C) 2007-2021 Leah
 # Neukirchen <http://leahneukirchen.org/infopage.html>).
 
@@ -735,7 +737,8 @@ module Rack
           ## * The headers must not contain a <tt>"status"</tt> key.
           raise LintError, "headers must not contain status" if key == "status"
           ## * Header keys must conform to {RFC7230}[https://tools.ietf.org/html/rfc7230] token specification, i.e. cannot contain non-printable ASCII, <tt>DQUOTE</tt> or <tt>(),/:;<=>?@[\]{}</tt>.
-          raise LintError, "invalid header name: #{key}" if key =~ /[\(\),\/:;<=>\?@\[\\\]{}[:cntrl:]]/
+          # UP!: JS regexps have no [:cntrl:]; the control characters are spelled out.
+          raise LintError, "invalid header name: #{key}" if key =~ /[\(\),\/:;<=>\?@\[\\\]{}\u0000-\u001f\u007f]/
           ## * Header keys must not contain uppercase ASCII characters (A-Z).
           raise LintError, "uppercase character in header name: #{key}" if key =~ /[A-Z]/
 

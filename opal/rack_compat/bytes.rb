@@ -20,6 +20,25 @@ module RackCompat
       `Buffer.from(str.toString(), #{binary?(str) ? 'latin1' : 'utf8'})`
     end
 
+    # `str` marked as holding one byte per character (its characters must be < 256), as the
+    # substrings of a binary string are: JS substring and concatenation drop the mark.
+    def self.binary(str)
+      `Opal.enc(str.toString(), 'binary')`
+    end
+
+    # The bytes of `str` decoded as UTF-8 text (what MRI's force_encoding(UTF_8) shows).
+    def self.utf8(str)
+      `#{to_buffer(str)}.toString('utf8')`
+    end
+
+    # `str` as text if it is bytes that form valid UTF-8 (text keeps its bytes through
+    # every string operation, where bytes lose their mark), else `str` unchanged.
+    def self.text(str)
+      return str unless binary?(str)
+
+      `(function(buf) { try { return new TextDecoder('utf-8', { fatal: true }).decode(buf) } catch (e) { return str } })(#{to_buffer(str)})`
+    end
+
     # A binary string of the bytes in a Node Buffer (or Uint8Array).
     def self.from_buffer(buf)
       `Opal.enc(Buffer.from(buf.buffer || buf, buf.byteOffset || 0, buf.length).toString('latin1'), 'binary')`

@@ -4,8 +4,8 @@ require 'rack/mock_response'
 require 'rack_compat/bytes'
 
 # Rack::MockResponse#body appends each chunk to a String (buffer << chunk); Opal strings are
-# immutable, so the chunks are joined instead (as bytes when one is binary, e.g. gzip), and a streaming body writes into a StringIO
-# whose string is read back. Same result as Rack 3.2.8.
+# immutable, so the chunks are joined instead (as bytes when one is binary, e.g. gzip), and
+# a streaming body writes into a StringIO whose string is read back. Same result as Rack.
 module Rack
   class MockResponse
     def body

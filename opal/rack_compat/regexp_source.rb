@@ -9,7 +9,8 @@
 #   a /m regexp changed ^ and $ instead of letting . match newlines,
 #   named groups next to plain parens read the wrong captures (Ruby's plain parens don't
 #   capture once a group is named; JS's do), and Rack::Request's AUTHORITY, which names
-#   `address` twice, did not even compile ("Duplicate capture group name" on Node 20).
+#   `address` twice, did not even compile ("Duplicate capture group name" on Node 20), nor
+#   did Rack::Lint's host pattern (subexpression calls \g<name>, names with '-', {,n}).
 # Plain literals compiled to JS literals by Opal are not touched (they cannot be, at run
 # time); Opal already turns \A and \z into ^ and $ in those.
 class Regexp
@@ -40,6 +41,7 @@ class Regexp
   ANY = '[\\s\\S]'
 
   def self.__translate_source(src)
+    src = __expand_calls(src) if src.include?('\\g<')
     named = /\(\?<[A-Za-z_]/.match?(src)
     seen = {}
     out = []
@@ -84,8 +86,8 @@ class Regexp
       elsif c == '('
         if src[i + 1] != '?'
           out << (named ? '(?:' : '(')
-        elsif (m = /\A\(\?<([A-Za-z_]\w*)>/.match(src[i, 64]))
-          name = m[1]
+        elsif (m = /\A\(\?<([A-Za-z_][\w-]*)>/.match(src[i, 64]))
+          name = m[1].tr('-', '_') # JS group names cannot hold '-'; Ruby's can
           seen[name] = (seen[name] || 0) + 1
           out << (seen[name] == 1 ? "(?<#{name}>" : "(?<#{name}__dup#{seen[name]}>")
           i += m[0].length
@@ -105,6 +107,10 @@ class Regexp
         else
           out << c
         end
+      elsif c == '{' && (m = /\A\{,(\d+)\}/.match(src[i, 16]))
+        out << "{0,#{m[1]}}" # Ruby's {,n} is {0,n}; JS reads {,n} as text
+        i += m[0].length
+        next
       elsif '*+?}'.include?(c) && src[i + 1] == '+' && !(c == '?' && src[i - 1] == '(')
         out << c # possessive quantifier: JS has none, the greedy one matches the same strings
         i += 2
@@ -115,6 +121,54 @@ class Regexp
       i += 1
     end
     out.join
+  end
+
+  # Ruby source with each subexpression call \g<name> replaced by a copy of the group it
+  # calls, names removed from the copy (JS has no calls; Rack::Lint's host pattern uses them
+  # for IPv6 and IPv4 parts). Recursive calls are not supported (Ruby allows them).
+  def self.__expand_calls(src, depth = 0, bodies = nil)
+    raise RegexpError, "recursive subexpression call in /#{src}/" if depth > 8
+
+    unless bodies
+      bodies = {}
+      src.scan(/\(\?<([A-Za-z_][\w-]*)>/).each { |(name)| bodies[name] ||= __group_body(src, "(?<#{name}>") }
+    end
+    src.gsub(/(\\*)\\g<([A-Za-z_][\w-]*)>/) do
+      slashes = $1
+      name = $2
+      next "#{slashes}\\g<#{name}>" if slashes.length.odd? # an escaped backslash, then g<...>
+
+      body = bodies[name] or raise RegexpError, "undefined name <#{name}> reference: /#{src}/"
+      unnamed = body.gsub(/\(\?<([A-Za-z_][\w-]*)>/, '(?:')
+      "#{slashes}(?:#{unnamed.include?('\\g<') ? __expand_calls(unnamed, depth + 1, bodies) : unnamed})"
+    end
+  end
+
+  # The text inside the group opened by `opener` in `src` (to its matching paren).
+  def self.__group_body(src, opener)
+    start = src.index(opener) + opener.length
+    depth = 1
+    i = start
+    in_class = false
+    while i < src.length
+      c = src[i]
+      if c == '\\'
+        i += 2
+        next
+      end
+      if in_class
+        in_class = false if c == ']'
+      elsif c == '['
+        in_class = true
+      elsif c == '('
+        depth += 1
+      elsif c == ')'
+        depth -= 1
+        return src[start...i] if depth == 0
+      end
+      i += 1
+    end
+    raise RegexpError, "end pattern with unmatched parenthesis: /#{src}/"
   end
 
   class << self

@@ -1,22 +1,38 @@
 # frozen_string_literal: true
 # backtick_javascript: true
 
-# String#force_encoding on a primitive JS string raises FrozenError in Opal (only boxed
-# String objects carry an encoding). Rack calls it as a statement on strings it just made
-# (`name.force_encoding(encoding)` in the multipart parser) and as an expression
-# (`.force_encoding(Encoding::BINARY)`). Here a primitive string returns a boxed copy in
-# the wanted encoding: expressions get the right value, statements become no-ops instead of
-# errors (a primitive string already stands for UTF-8 text, Rack's usual target).
+require 'rack_compat/bytes'
+
+# String#force_encoding with MRI's meaning (same bytes, new encoding), on Opal's two string
+# kinds: text (JS characters stand for their UTF-8 bytes) and bytes (internal encoding
+# binary, one byte per character; see RackCompat::Bytes).
+#   bytes -> UTF-8: the bytes decoded as text. text -> binary: the UTF-8 bytes. Opal only
+#   relabelled, so "é".b was one character and a binary upload named "ü" stayed mojibake.
+#   A primitive JS string: Opal raised FrozenError. Rack calls force_encoding both as an
+#   expression and as a statement; here the value is always right, and a statement on a
+#   primitive string is a no-op instead of an error.
+# Opal strings are immutable, so a conversion returns a new string; only a relabelling of a
+# boxed string (Opal's own behaviour) happens in place.
 class String
   alias __opal_force_encoding force_encoding
 
   def force_encoding(encoding)
-    return __opal_force_encoding(encoding) unless `typeof self === 'string'`
-
     encoding = Encoding.find(encoding.to_s) unless encoding.is_a?(Encoding)
-    return self if encoding == Encoding::UTF_8
+    bytes = RackCompat::Bytes.binary?(self)
+    if bytes
+      return self if encoding.binary?
+      return RackCompat::Bytes.utf8(self) if encoding == Encoding::UTF_8
+    else
+      return RackCompat::Bytes.from_buffer(RackCompat::Bytes.to_buffer(self)) if encoding.binary?
+      return self if encoding == Encoding::UTF_8 && `typeof self === 'string'`
+    end
+    return `Opal.enc(self, #{encoding.name})` if `typeof self === 'string'`
 
-    `Opal.enc(self, #{encoding.name})`
+    __opal_force_encoding(encoding)
+  end
+
+  def b
+    force_encoding(Encoding::BINARY)
   end
 end
 
@@ -25,10 +41,12 @@ end
 # (gzip from Rack::Deflater, file bytes) came back as text and their bytes changed. A string
 # holding bytes (binary internal encoding) is returned as is; text keeps Opal's fast path.
 class String
-  alias __opal_to_s to_s
-
+  # One JS expression: to_s runs for every string interpolated into another.
   def to_s
-    `if (typeof self !== 'string' && self.internal_encoding && self.internal_encoding.name !== 'UTF-8' && self.$$class === Opal.String) return self`
-    __opal_to_s
+    %x{
+      var enc = self.internal_encoding;
+      return (typeof self !== 'string' && enc && enc.name !== 'UTF-8' && self.$$class === Opal.String) ?
+        self : self.toString();
+    }
   end
 end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'stringio'
+require 'rack_compat/bytes'
 
 # StringIO behaviours Rack relies on that Opal's StringIO lacks or gets wrong. Rack reads
 # request bodies from a StringIO (Rack::MockRequest, and apps and servers that buffer), and
@@ -9,6 +10,8 @@ require 'stringio'
 #   all, and `read(n, buf)` called buf.write. A String buffer cannot be filled in place
 #   under Opal (strings are immutable), so the data is returned, which is what Rack uses.
 #   size/length, binmode, set_encoding and external_encoding exist (MockRequest calls them).
+#   What is read from a binary string is binary too (JS substrings drop the mark), so
+#   request bodies keep their bytes.
 class StringIO
   def read(length = nil, outbuf = nil)
     check_readable
@@ -17,14 +20,18 @@ class StringIO
     if length.nil?
       str = @string[@position..-1] || ''
       @position = @string.length
-      return str
+      return __piece(str)
     end
     return '' if length == 0
     return nil if @position >= @string.length
 
     str = @string[@position, length]
     @position = [@position + length, @string.length].min
-    str
+    __piece(str)
+  end
+
+  def __piece(str)
+    RackCompat::Bytes.binary?(@string) ? RackCompat::Bytes.binary(str) : str
   end
 
   # Bytes, as on MRI (Rack::MockRequest turns it into CONTENT_LENGTH).
@@ -37,12 +44,15 @@ class StringIO
     self
   end
 
-  def set_encoding(*)
+  # Recorded, not applied: the characters are already what they are (Rack::Lint checks
+  # that rack.input says ASCII-8BIT, which MockRequest sets here).
+  def set_encoding(encoding, *)
+    @external_encoding = encoding && (encoding.is_a?(Encoding) ? encoding : Encoding.find(encoding.to_s))
     self
   end
 
   def external_encoding
-    @string.encoding
+    @external_encoding || @string.encoding
   end
 
   def internal_encoding

@@ -21,7 +21,12 @@ module URI
   # Characters left alone by encode_www_form_component (MRI's TBLENCWWWCOMP_ complement).
   WWW_COMPONENT_SAFE = /[*\-.0-9A-Z_a-z]/
 
+  WWW_COMPONENT_ALL_SAFE = /\A[*\-.0-9A-Z_a-z]*\z/
+
   def self.encode_www_form_component(str, enc = nil)
+    str = str.to_s
+    return `str.toString()` if WWW_COMPONENT_ALL_SAFE.match?(str) # fast path: nothing to escape
+
     out = __bytes(str).map do |b|
       c = `String.fromCharCode(b)`
       if b == 32
@@ -35,10 +40,22 @@ module URI
     out.join
   end
 
+  # Fast paths for text decoded to UTF-8 (every Rack param key and value comes here): no %
+  # means only '+' to replace, and JS decodeURIComponent agrees with the byte rules whenever
+  # the escapes form valid UTF-8 (it throws otherwise, and the byte path runs).
   def self.decode_www_form_component(str, enc = Encoding::UTF_8)
     str = str.to_s
     raise ArgumentError, "invalid %-encoding (#{str})" if /%(?![0-9a-fA-F]{2})/.match?(str)
 
+    utf8 = enc == Encoding::UTF_8 || enc.to_s.upcase == 'UTF-8'
+    if utf8 && !RackCompat::Bytes.binary?(str)
+      fast = `(function(s) {
+        s = s.replace(/\+/g, ' ');
+        if (s.indexOf('%') < 0) return s;
+        try { return decodeURIComponent(s) } catch (e) { return null }
+      })(str.toString())`
+      return fast unless `#{fast} === null`
+    end
     __string(__percent_decode(str.tr('+', ' ')), enc)
   end
 

@@ -12,7 +12,31 @@ module URI
     # RFC 3986 appendix B.
     URI_PARTS = /\A(?:([^:\/?#]+):)?(?:\/\/([^\/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?\z/
 
+    # MRI's make_regexp (RFC 2396 absoluteURI: scheme, then opaque part or hierarchical
+    # part), written out without the x-mode layout, which JS regexps cannot read. Rack::Lint
+    # interpolates it to recognise absolute-form request targets.
+    ABS_URI_SOURCE = (
+      '([a-zA-Z][\\-+.a-zA-Z\\d]*):(?:((?:[\\-_.!~*\'()a-zA-Z\\d;?:@&=+$,]|%[a-fA-F\\d]{2})(?:[' \
+      '\\-_.!~*\'()a-zA-Z\\d;/?:@&=+$,\\[\\]]|%[a-fA-F\\d]{2})*)|(?:(?://(?:(?:(?:((?:[\\-_.!~*' \
+      '\'()a-zA-Z\\d;:&=+$,]|%[a-fA-F\\d]{2})*)@)?(?:((?:(?:[a-zA-Z0-9\\-.]|%\\h\\h)+|\\d{1,3}' \
+      '\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}|\\[(?:(?:[a-fA-F\\d]{1,4}:)*(?:[a-fA-F\\d]{1,4}|\\d{1,' \
+      '3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3})|(?:(?:[a-fA-F\\d]{1,4}:)*[a-fA-F\\d]{1,4})?::(?:(?:' \
+      '[a-fA-F\\d]{1,4}:)*(?:[a-fA-F\\d]{1,4}|\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}))?)\\])' \
+      ')(?::(\\d*))?))?|((?:[\\-_.!~*\'()a-zA-Z\\d$,;:@&=+]|%[a-fA-F\\d]{2})+))|(?!//))(/(?:[\\' \
+      '-_.!~*\'()a-zA-Z\\d:@&=+$,]|%[a-fA-F\\d]{2})*(?:;(?:[\\-_.!~*\'()a-zA-Z\\d:@&=+$,]|%[a-f' \
+      'A-F\\d]{2})*)*(?:/(?:[\\-_.!~*\'()a-zA-Z\\d:@&=+$,]|%[a-fA-F\\d]{2})*(?:;(?:[\\-_.!~*\'(' \
+      ')a-zA-Z\\d:@&=+$,]|%[a-fA-F\\d]{2})*)*)*)?)(?:\\?((?:[\\-_.!~*\'()a-zA-Z\\d;/?:@&=+$,\\[' \
+      '\\]]|%[a-fA-F\\d]{2})*))?)(?:\\#((?:[\\-_.!~*\'()a-zA-Z\\d;/?:@&=+$,\\[\\]]|%[a-fA-F\\d]' \
+      '{2})*))?'
+    ).freeze
+
     def initialize(opts = {}); end
+
+    def make_regexp(schemes = nil)
+      raise NotImplementedError, 'make_regexp with schemes' if schemes
+
+      @abs_uri ||= Regexp.new(ABS_URI_SOURCE)
+    end
 
     def escape(str, unsafe = UNSAFE)
       URI.__bytes(str).map do |b|

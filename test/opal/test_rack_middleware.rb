@@ -13,3 +13,13 @@ class TestOpalRackMiddleware < Minitest::Test
     assert_includes out, %(["files_range", 206)
   end
 end
+
+# Rack::Directory, RewindableInput, Lock, Sendfile, TempfileReaper, Config, NullLogger and
+# Builder#freeze_app under Opal, as on MRI.
+class TestOpalRackMoreMiddleware < Minitest::Test
+  def test_directory_rewindable_input_and_friends_match_mri
+    out = assert_same_on_opal_and_mri("more_middleware")
+    assert_includes out, "10800\n10800\n"
+    assert_includes out, %(["sendfile", 200, true, ""])
+  end
+end

@@ -1,0 +1,45 @@
+# frozen_string_literal: true
+
+# The stdlib shims in opal/ (digest, zlib, tempfile, uri, cgi/escape) against MRI's own.
+require "digest"
+require "digest/sha2"
+require "zlib"
+require "stringio"
+require "tempfile"
+require "uri"
+require "cgi/escape"
+
+text = "The quick brown fox – jumps"
+p Digest::MD5.hexdigest(text), Digest::SHA1.hexdigest(text), Digest::SHA256.hexdigest(text)
+p Digest::SHA256.base64digest(text), Digest::SHA512.hexdigest("")[0, 16], Digest::SHA384.new.hexdigest[0, 16]
+d = Digest::SHA256.new
+d << "The quick "
+d.update("brown fox – jumps")
+p d.hexdigest == Digest::SHA256.hexdigest(text), d.digest.bytes.first(4), d.digest.bytesize
+p Digest::SHA1.hexdigest([0, 255, 128].pack("C*"))
+
+p Zlib.crc32(text), Zlib.crc32("")
+gz = Zlib.gzip(text)
+p Zlib::GzipReader.wrap(StringIO.new(gz)).read, Zlib.gunzip(gz) == text.b
+p Zlib::Inflate.inflate(Zlib::Deflate.deflate(text)).force_encoding("UTF-8")
+
+tf = Tempfile.new(["up", ".txt"])
+tf.write("line 1\n", "line 2\n")
+tf << [0xff, 0x00].pack("C*")
+tf.flush
+p tf.size, File.extname(tf.path), File.basename(tf.path).start_with?("up")
+tf.rewind
+p tf.gets, tf.read(3), tf.read.bytes, tf.read, tf.read(1)
+path = tf.path
+tf.close
+p File.exist?(path)
+tf.unlink
+p File.exist?(path), tf.path
+
+u = URI.parse("https://user:pw@example.org:8443/a/b?x=1&y=%20#frag")
+p u.scheme, u.userinfo, u.host, u.port, u.path, u.query, u.fragment, u.request_uri, u.to_s
+p URI.parse("http://example.org/").port, URI("http://[::1]:9/x").hostname
+p URI.encode_www_form([["a", "1"], ["b c", "é&"], ["d", nil]]), URI.decode_www_form("a=1&b+c=%C3%A9%26&d")
+p URI.encode_www_form_component("a b*~é"), URI.decode_www_form_component("a+b%2A%7E%C3%A9")
+p URI::DEFAULT_PARSER.escape("/a b/é?x=[1]"), URI::DEFAULT_PARSER.unescape("%2Fa%20b")
+p CGI.escapeHTML(%(<a href="x">'&'</a>))

@@ -1,0 +1,12 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# The stdlib shims (Digest on crypto, Zlib on zlib, Tempfile on fs, URI, CGI) print what
+# MRI's own libraries print.
+class TestOpalStdlibShims < Minitest::Test
+  def test_digest_zlib_tempfile_uri_and_cgi_match_mri
+    out = assert_same_on_opal_and_mri("stdlib_shims")
+    assert_includes out, Digest::SHA256.hexdigest("The quick brown fox – jumps")
+  end
+end
