@@ -114,6 +114,19 @@ class TestUpNode < Minitest::Test
     assert_equal "1", get("/closed").body
   end
 
+  # The body is closed as its last bytes go out, and the response still ends: the connection
+  # serves the next request.
+  def test_to_path_body_keeps_the_connection_for_the_next_request
+    start_up_node
+    sock = connect
+    2.times do |i|
+      sock.write("GET /file HTTP/1.1\r\nHost: h\r\n\r\n")
+      assert_equal File.binread(File.join(CLIProcess::ROOT, "examples/hello/config.ru")), read_response(sock).body
+      sock.write("GET /closed HTTP/1.1\r\nHost: h\r\n\r\n")
+      assert_equal (i + 1).to_s, read_response(sock).body
+    end
+  end
+
   def test_app_exception_is_a_logged_500_and_the_server_keeps_serving
     server = start_up_node
     sock = connect

@@ -90,17 +90,28 @@ class Exchange {
       const file = fs.createReadStream(path);
       file.on('error', () => this.res.destroy());
       // Closed once the file is read, as an each body is closed after its iteration: before
-      // its last bytes go out, so a next request sees it closed. 'close': a client that left.
+      // its last bytes go out, so a next request sees it closed. Counting the bytes does it
+      // in the tick that hands over the last ones; 'end' needs one more read in the thread
+      // pool, which a client that already has every byte could beat with its next request.
+      // 'end' stays for a file that shrank, 'close' is a client that left.
       let closed = false;
       const close = () => {
         if (closed) return;
         closed = true;
-        file.destroy();
         done();
       };
-      file.on('end', close);
-      this.res.on('close', close);
+      let read = 0;
       file.pipe(this.res);
+      file.on('data', (chunk) => {
+        read += chunk.length;
+        if (read >= stat.size) close();
+      });
+      file.on('end', close);
+      this.res.on('close', () => {
+        file.destroy();
+        close();
+      });
+      if (stat.size === 0) close();
     });
   }
 
