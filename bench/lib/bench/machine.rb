@@ -80,9 +80,11 @@ module Bench
       out[/^wrk (\S+)/, 1] || "?"
     end
 
-    # The version of a Debian server: nginx, h2o or redis-server.
+    # The version of a Debian server: nginx, h2o, redis-server or node.
     def native_version(command)
       path = Setup.which(command) or return "not installed"
+      return capture([path, "--version"]).first.strip.delete_prefix("v") if command == "node"
+
       out, = capture([path, command == "nginx" ? "-v" : "--version"])
       out[%r{(?:nginx/|h2o version |Redis server v=)(\S+)}, 1] || "?"
     end

@@ -72,7 +72,8 @@ module Bench
           @warmup = 1
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
-             "up_thread, up_threads, agoo, falcon, iodine, itsi, puma_thread, puma, unicorn,",
+             "up_thread, up_threads, up_node, node_http (node: both), agoo, falcon, iodine, itsi,",
+             "puma_thread, puma, unicorn,",
              "nginx, h2o; puma is both puma rows)") { |v| @only = v }
         o.on("--apps LIST", Array, "Apps (#{Apps.defaults.join(",")} unless given; also",
              "#{(APPS - Apps.defaults).join(",")}: see bench/README.md)") { |v| @apps = v }

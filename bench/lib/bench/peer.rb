@@ -13,7 +13,8 @@ module Bench
     Context = Struct.new(:port, :app, :workers, :dir, :connections, :up_args, keyword_init: true)
 
     # key: unique, usable with --only. group: --only name shared by several rows ("up", "puma").
-    # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock).
+    # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock; for a
+    # :native row the program's, from its --version).
     # runtime: :up (main Gemfile, run from the repo root), :peer (bench/Gemfile, run from the
     # temporary directory) or :native (no Ruby). apps: the only apps it can serve (nil: all).
     # mode: a lambda of the worker count, the "mode" column. The block returns the argv.

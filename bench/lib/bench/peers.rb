@@ -57,6 +57,12 @@ module Bench
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}] +
           c.up_args.to_a
       end,
+      # The Opal runtime: the app compiled to JavaScript, on Node's http module (issue 14). Its
+      # bundle is compiled on the first start and cached (bench/run's start waits for it).
+      Peer.new(key: "up_node", group: "node", name: "UP! up_node", runtime: :up,
+               mode: ->(w) { w == 1 ? "1 process (Opal on Node)" : "#{workers(w)} (node:cluster)" }) do |c|
+        %W[bundle exec ruby exe/up_node -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
+      end,
       # agoo's CLI runs a .ru with its Ruby handler on one thread (thread_count 0); its C side
       # reads and writes sockets on threads of its own. It always binds -p on every address
       # (a -b bind is added to that, not used instead), so it is the one server not confined
@@ -101,7 +107,7 @@ module Bench
         conf = write_config("unicorn.rb.template", File.join(c.dir, "unicorn.rb"), workers: c.workers)
         %W[bundle exec unicorn -c #{conf} -l 127.0.0.1:#{c.port} #{c.app}]
       end,
-      Peer.new(key: "nginx", name: "nginx (limit)", runtime: :native, apps: NGINX_ANSWERS.keys,
+      Peer.new(key: "nginx", name: "nginx (limit)", runtime: :native, apps: NGINX_ANSWERS.keys, gem: "nginx",
                note: "`return 200` from its config, no app",
                mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
         user = Process.uid.zero? ? "user root;" : ""
@@ -111,8 +117,14 @@ module Bench
                             connections: c.connections || NGINX_CONNECTIONS, type: type, body: body)
         %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
       end,
+      # The limit for up_node: a bare Node http hello world (the same body, a content-length).
+      Peer.new(key: "node_http", group: "node", name: "node http (limit)", runtime: :native, apps: %w[hello], gem: "node",
+               note: "Node's http module answering from a callback, no Opal, no Rack",
+               mode: ->(w) { w == 1 ? "1 process" : "#{workers(w)} (node:cluster)" }) do |c|
+        %W[node #{File.join(CONFIG_DIR, "node_hello.js")} #{c.port} #{c.workers}]
+      end,
       # H2O runs its mruby handlers on each of its event-loop threads: a thread per worker.
-      Peer.new(key: "h2o", name: "h2o + mruby", runtime: :native, apps: %w[json_const],
+      Peer.new(key: "h2o", name: "h2o + mruby", runtime: :native, apps: %w[json_const], gem: "h2o",
                note: "the same handler in its embedded mruby",
                mode: ->(w) { "#{w} thread#{w == 1 ? "" : "s"} (`num-threads: #{w}`)" }) do |c|
         user = Process.uid.zero? ? "user: root" : ""

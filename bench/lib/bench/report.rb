@@ -91,7 +91,7 @@ module Bench
       list = @peers.map do |peer|
         case peer.runtime
         when :up then "UP! #{@machine.up_version}"
-        when :native then "#{peer.key} #{@machine.native_version(peer.key)}"
+        when :native then "#{peer.gem} #{@machine.native_version(peer.gem)}"
         else "#{peer.gem} #{@machine.gem_version(peer.gem)}"
         end
       end
