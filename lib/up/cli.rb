@@ -4,13 +4,15 @@ require "optparse"
 require_relative "config_file"
 require_relative "hooks"
 require_relative "options"
+require_relative "start_error"
 require_relative "version"
 
 module Up
-  # The command line of up_ruby (and, later, of up and up_node): turns ARGV, over the config
+  # The command line of up_ruby and up_node (and, later, of up): turns ARGV, over the config
   # file (-C, or config/up.rb when there is one), over the environment (PORT, WEB_CONCURRENCY,
-  # MAX_THREADS), into settings checked by Up::Options, and hands them to Up::Launcher. Bad
-  # arguments end the process with a one-line message and status 1, never with a backtrace.
+  # MAX_THREADS), into settings checked by Up::Options, and hands them to a launcher
+  # (Up::Launcher unless told otherwise: up_node passes Up::Node::Launcher). Bad arguments end
+  # the process with a one-line message and status 1, never with a backtrace.
   class CLI
     DEFAULTS = Options::DEFAULTS
 
@@ -19,8 +21,11 @@ module Up
     # The config file's hooks (an Up::Hooks), once #parse has run.
     attr_reader :hooks
 
-    def initialize(argv, program: "up_ruby", out: $stdout, env: ENV)
+    # launcher: a class with .new(options, hooks:) and #run (the exit status); nil for
+    # Up::Launcher, loaded only then since it needs the native extension.
+    def initialize(argv, program: "up_ruby", out: $stdout, env: ENV, launcher: nil)
       @argv = argv.dup
+      @launcher = launcher
       @program = program
       @out = out
       @env = env
@@ -52,13 +57,16 @@ module Up
       options = parse
       return 0 unless options
 
-      require_relative "launcher"
-      Launcher.new(options, hooks: @hooks).run
+      launcher = @launcher || begin
+        require_relative "launcher"
+        Launcher
+      end
+      launcher.new(options, hooks: @hooks).run
     rescue UsageError => e
       warn "#{@program}: #{e.message}"
       warn "Try '#{@program} --help'."
       1
-    rescue Launcher::StartError => e
+    rescue StartError => e
       warn "#{@program}: #{e.message}"
       1
     end

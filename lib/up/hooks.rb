@@ -29,6 +29,11 @@ module Up
       self
     end
 
+    # True when no block was added (up_node, which cannot run them, refuses any).
+    def empty?
+      @blocks.each_value.all?(&:empty?)
+    end
+
     # Calls each block for name with args; what a block raises goes to the caller, which
     # logs it (Up::Runner#hook) and goes on.
     def run(name, *args)

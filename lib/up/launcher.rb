@@ -7,6 +7,7 @@ require_relative "hooks"
 require_relative "binder"
 require_relative "single"
 require_relative "cluster"
+require_relative "start_error"
 
 module Up
   # Starts UP! from checked options (Up::CLI, Up::RackHandler): opens the log, binds the
@@ -15,8 +16,7 @@ module Up
   # hot restart (USR2) it re-executes this process in place: same pid, same command line, the
   # listening sockets kept open. It owns the log, the sockets and the pid file.
   class Launcher
-    # A reason the server cannot start that the user can fix (no config.ru, port in use).
-    class StartError < StandardError; end
+    StartError = Up::StartError
 
     SERVER_OPTIONS = Runner::SERVER_OPTIONS
 

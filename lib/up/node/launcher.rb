@@ -1,0 +1,104 @@
+# frozen_string_literal: true
+
+require "json"
+require "socket"
+require_relative "../bind"
+require_relative "../log"
+require_relative "../start_error"
+require_relative "../version"
+require_relative "bundle"
+
+module Up
+  module Node
+    # The MRI front half of up_node: Up::CLI hands it the checked options; it compiles the app
+    # (Up::Node::Bundle, reused when nothing changed), resolves the binds to addresses, and
+    # replaces this process with Node running node/up_node/main.js, which gets the options as
+    # JSON in UP_NODE_OPTIONS. It owns nothing once Node runs: Node has the same pid, so
+    # signals and the pid file reach the server.
+    class Launcher
+      StartError = Up::StartError
+
+      MAIN = File.join(Bundle::ROOT, "node", "up_node", "main.js")
+      # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
+      # rather than being ignored, as a bad value would.
+      UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log" }.freeze
+
+      # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
+      # Node, so a config file that sets any is refused.
+      def initialize(options, hooks: nil)
+        @options = options
+        @hooks = hooks
+      end
+
+      # Does not return when Node starts (exec); raises StartError otherwise.
+      def run
+        check_supported
+        rackup = @options[:rackup]
+        raise StartError, "#{rackup} not found" unless File.file?(rackup)
+
+        bundle = Bundle.new(rackup)
+        state = bundle.ensure_built
+        log.call(format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds))
+        # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
+        exec(node_env(bundle.path), node, "--enable-source-maps", MAIN)
+      rescue Bundle::CompileError => e
+        raise StartError, e.message
+      rescue SystemCallError => e
+        raise StartError, "cannot start node: #{e.message}"
+      end
+
+      private
+
+      def check_supported
+        UNSUPPORTED.each do |key, flag|
+          raise StartError, "#{flag} is not supported by up_node yet" if @options[key]
+        end
+        raise StartError, "config file hooks are not supported by up_node (they run on MRI)" if @hooks && !@hooks.empty?
+      end
+
+      def node
+        ENV.fetch("UP_NODE", "node")
+      end
+
+      def log
+        @log ||= @options[:log_file] ? Log.open(@options[:log_file]) : Log.new
+      rescue SystemCallError => e
+        raise StartError, "cannot open log file: #{e.message}"
+      end
+
+      def node_env(bundle_path)
+        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION)
+        env = { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path }
+        # -e, as up_ruby does it: the app reads RACK_ENV.
+        env["RACK_ENV"] = @options[:environment] || ENV["RACK_ENV"] || "development"
+        env
+      end
+
+      # Opal's nodejs stdlib loads npm packages it ships (glob for Dir), as the opal CLI
+      # finds them.
+      def node_path
+        opal_modules = File.join(Gem.loaded_specs.fetch("opal").full_gem_path, "stdlib", "nodejs", "node_modules")
+        [opal_modules, ENV["NODE_PATH"]].compact.reject(&:empty?).join(File::PATH_SEPARATOR)
+      end
+
+      # Every address to listen on, for Node: { host:, port:, ipv6: } or { path:, mode: }. A
+      # host is every address it resolves to, as up_ruby binds it (localhost: 127.0.0.1 and
+      # ::1); the port 0 is kept, and Node gives every TCP address the one it gets first.
+      def binds
+        @options[:bind].flat_map do |spec|
+          bind = Bind.parse(spec, @options[:port])
+          next [{ path: bind.path, mode: bind.mode }] if bind.unix?
+
+          addresses(bind).map { |ai| { host: ai.ip_address, port: bind.port, ipv6: ai.ipv6? } }
+        end
+      end
+
+      def addresses(bind)
+        found = Addrinfo.getaddrinfo(bind.host, nil, nil, :STREAM, nil, Socket::AI_PASSIVE)
+        found.uniq(&:ip_address)
+      rescue SocketError => e
+        raise StartError, "cannot listen on #{bind}: #{e.message}"
+      end
+    end
+  end
+end

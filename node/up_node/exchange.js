@@ -1,0 +1,135 @@
+'use strict';
+// One request as the Ruby side sees it (opal/up/node/env.rb reads it, responder.rb and
+// stream.rb write through it): what Node parsed, the body already read, where it came in,
+// and the calls that send the response. server.js creates one per request once the body has
+// arrived; the IncomingMessage and ServerResponse stay Node's.
+//
+// Strings from Ruby are Opal Strings: JS strings, some boxed in String objects that carry
+// encodings. Opal keeps one char per byte in a String whose internal encoding is binary
+// (ASCII-8BIT, ISO-8859-1: a binary literal, rack.input's reads): those go out as latin1.
+// Every other one holds characters (String#b and force_encoding change only the tag), and
+// goes out as UTF-8.
+
+const fs = require('node:fs');
+
+const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
+
+function bytes(part) {
+  const text = typeof part === 'string' ? part : String(part);
+  const internal = part.internal_encoding;
+  const encoding = internal && BYTE_ENCODINGS.has(internal.name) ? 'latin1' : 'utf8';
+  return Buffer.from(text, encoding);
+}
+
+// RFC 9110 §6.4.1: no content in these, so no content-length either.
+function bodiless(status) {
+  return status < 200 || status === 204 || status === 304;
+}
+
+// headers: the flat [name, value, name, value...] list the Ruby side makes.
+function hasHeader(headers, name) {
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i].toLowerCase() === name) return true;
+  }
+  return false;
+}
+
+class Exchange {
+  // body: the request body, one char per byte (latin1), '' for none. listener: the
+  // { host, port } the connection came in on. server: the http.Server (its `stopping` flag).
+  constructor(req, res, body, listener, server) {
+    this.req = req;
+    this.res = res;
+    this.body = body;
+    this.listener = listener;
+    this.server = server;
+    this.status = 200;
+    this.headers = [];
+  }
+
+  // An Array body: every part at once, with a content-length unless the app set one.
+  sendParts(status, headers, parts) {
+    const chunks = parts.map(bytes);
+    if (!bodiless(status) && !hasHeader(headers, 'content-length') && !hasHeader(headers, 'transfer-encoding')) {
+      let length = 0;
+      for (const chunk of chunks) length += chunk.length;
+      headers.push('content-length', String(length));
+    }
+    this.writeHead(status, headers);
+    this.res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  }
+
+  // Keeps the status and headers for the first write, so that an `each` that raises before
+  // its first part can still become a 500.
+  head(status, headers) {
+    this.status = status;
+    this.headers = headers;
+  }
+
+  write(part) {
+    if (!this.res.headersSent) this.writeHead(this.status, this.headers);
+    this.res.write(bytes(part));
+  }
+
+  end() {
+    if (!this.res.headersSent) this.writeHead(this.status, this.headers);
+    this.res.end();
+  }
+
+  // A to_path body: the file streamed by Node; done() (the Ruby side's close) once it has
+  // gone out or failed. Falls back to nothing: the caller checked the file exists.
+  sendFile(status, headers, path, done) {
+    fs.stat(path, (statError, stat) => {
+      if (statError) {
+        this.fail();
+        done();
+        return;
+      }
+      if (!bodiless(status) && !hasHeader(headers, 'content-length')) headers.push('content-length', String(stat.size));
+      this.writeHead(status, headers);
+      const file = fs.createReadStream(path);
+      file.on('error', () => this.res.destroy());
+      this.res.on('close', () => {
+        file.destroy();
+        done();
+      });
+      file.pipe(this.res);
+    });
+  }
+
+  // rack.early_hints: a 103 with the headers given, before the response.
+  earlyHints(headers) {
+    const hints = {};
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i].toLowerCase();
+      (hints[name] = hints[name] || []).push(headers[i + 1]);
+    }
+    this.res.writeEarlyHints(hints);
+  }
+
+  // The app failed: a 500 if nothing was sent yet, else the response is cut off (the
+  // connection closes, so the client cannot take a partial body for a whole one).
+  fail() {
+    if (this.res.headersSent) {
+      this.res.destroy();
+      return;
+    }
+    const body = 'Internal Server Error\n';
+    this.res.writeHead(500, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+    this.res.end(body);
+  }
+
+  // fn() once the response is done or the connection is gone (rack.response_finished).
+  onFinished(fn) {
+    this.res.on('close', () => fn());
+  }
+
+  // Node refuses boxed strings as header names and values.
+  writeHead(status, headers) {
+    const plain = headers.map((item) => (typeof item === 'string' ? item : String(item)));
+    if (this.server.stopping) plain.push('connection', 'close');
+    this.res.writeHead(status, plain);
+  }
+}
+
+module.exports = { Exchange };

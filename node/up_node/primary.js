@@ -1,0 +1,90 @@
+'use strict';
+// The cluster primary (-w N, N > 1): forks N workers (main.js again, which serves through
+// worker.js) and supervises them. It loads no app and serves nothing; node:cluster shares the
+// listening sockets the workers ask for and spreads connections among them (round-robin).
+//
+//   a worker that dies after it served   is replaced at once
+//   a worker that dies before it served  (the app does not load, an address is taken) stops
+//                                        everything with status 1: a restart would fail too
+//   INT, TERM                            graceful: each worker stops (worker.js) and the
+//                                        primary exits 0 when they are gone; workers still
+//                                        running --shutdown-timeout + 5 s later are killed
+//   QUIT                                 workers are killed, exit 0
+//   HUP                                  the log file is reopened here and in every worker
+
+const cluster = require('node:cluster');
+const fs = require('node:fs');
+const { Log, ignoreUnsupportedSignals } = require('./log');
+
+// Past the workers' own --shutdown-timeout, before they are killed.
+const KILL_GRACE_MS = 5000;
+
+function run(options) {
+  const log = new Log(options.log_file);
+  const slots = [];
+  let stopping = false;
+  let status = 0;
+  let announced = false;
+
+  const live = () => slots.filter((worker) => worker && !worker.isDead());
+
+  const finish = () => {
+    if (options.pid_file && announced) fs.rmSync(options.pid_file, { force: true });
+    log.line('stopped');
+    process.exit(status);
+  };
+
+  const stop = (signal, exitStatus) => {
+    if (stopping) return;
+    stopping = true;
+    status = exitStatus;
+    const workers = live();
+    if (workers.length === 0) return finish();
+    workers.forEach((worker) => worker.process.kill(signal));
+    setTimeout(() => live().forEach((worker) => worker.process.kill('SIGKILL')),
+      options.shutdown_timeout * 1000 + KILL_GRACE_MS).unref();
+  };
+
+  const fork = (index) => {
+    const worker = cluster.fork({ UP_WORKER_INDEX: String(index) });
+    worker.served = false;
+    slots[index] = worker;
+    worker.on('message', (message) => {
+      if (!message.listening) return;
+      worker.served = true;
+      log.line(`worker ${index} (pid ${worker.process.pid}) booted`);
+      if (announced) return;
+      announced = true;
+      if (options.pid_file) fs.writeFileSync(options.pid_file, `${process.pid}\n`);
+      log.line(`UP! ${options.version} master ${process.pid} listening on ${message.listening.join(', ')} ` +
+        `(workers ${options.workers}, node ${process.version})`);
+    });
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const index = slots.indexOf(worker);
+    const how = signal ? `signal ${signal}` : `status ${code}`;
+    if (stopping) {
+      if (live().length === 0) finish();
+    } else if (!worker.served) {
+      log.line(`worker ${index} exited before it served (${how}); stopping`);
+      stop('SIGTERM', 1);
+    } else {
+      log.line(`worker ${index} (pid ${worker.process.pid}) exited (${how}); starting a new one`);
+      fork(index);
+    }
+  });
+
+  process.title = `up_node master (${options.workers} workers)`;
+  process.on('SIGINT', () => stop('SIGTERM', 0));
+  process.on('SIGTERM', () => stop('SIGTERM', 0));
+  process.on('SIGQUIT', () => stop('SIGKILL', 0));
+  process.on('SIGHUP', () => {
+    log.reopen();
+    live().forEach((worker) => worker.process.kill('SIGHUP'));
+  });
+  ignoreUnsupportedSignals(log);
+  for (let index = 0; index < options.workers; index++) fork(index);
+}
+
+module.exports = { run };

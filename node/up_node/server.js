@@ -1,0 +1,102 @@
+'use strict';
+// One http.Server for one listening address, with up_ruby's limits set where Node lets us
+// and checked by us where it does not. It reads each request's body (up to --max-body-size)
+// and hands the request to the Ruby handler (opal/up/node/handler.rb) as an Exchange.
+//
+// Who decides the status of a bad request: Node's parser (llhttp) rejects malformed requests
+// and oversized heads before we see them; the 'clientError' listener below only picks the
+// status and body we answer with (431 for a head over --max-head-size, 408 for Node's
+// header/request timeouts, 400 for the rest). Too many header fields (431) and a body over
+// the limit (413, before it is read when Content-Length says so) are ours.
+
+const http = require('node:http');
+const { Exchange } = require('./exchange');
+
+const REASONS = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+
+function statusFor(error) {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return 431;
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 408;
+  return 400;
+}
+
+// The same simple response up_ruby's engine sends (up_response_send_simple), then close.
+function rejectHead(status) {
+  const body = `${REASONS[status]}\n`;
+  return `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
+    `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+function reject(res, status) {
+  const body = `${REASONS[status]}\n`;
+  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length), 'connection', 'close']);
+  res.end(body);
+}
+
+// options: the checked settings (snake_case, as Up::Options names them). handler: the Ruby
+// Up::Node::Handler. listener: { host, port } for SERVER_NAME when a request has no Host.
+function createServer(options, handler, log, listener) {
+  const headMs = options.head_timeout * 1000;
+  const server = http.createServer({
+    maxHeaderSize: options.max_head_size,
+    headersTimeout: headMs,
+    // Node has no pause-between-chunks timer: the whole request gets head + body time.
+    requestTimeout: headMs + options.body_timeout * 1000,
+    keepAliveTimeout: options.keepalive_timeout * 1000,
+    // How often Node looks for requests past those timeouts (30 s by default).
+    connectionsCheckingInterval: Math.min(1000, headMs / 2)
+  });
+  // One more than allowed, so that "too many" is visible (Node drops the rest silently).
+  server.maxHeadersCount = options.max_headers + 1;
+  server.stopping = false;
+
+  const tooLarge = (req) => {
+    const length = Number(req.headers['content-length']);
+    return options.max_body_size > 0 && length > options.max_body_size;
+  };
+
+  const onRequest = (req, res) => {
+    if (req.rawHeaders.length / 2 > options.max_headers) return reject(res, 431);
+    if (tooLarge(req)) return reject(res, 413);
+
+    const chunks = [];
+    let size = 0;
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (options.max_body_size > 0 && size > options.max_body_size) {
+        if (!res.headersSent) reject(res, 413);
+        req.removeAllListeners('data');
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (res.headersSent) return;
+      const body = size === 0 ? '' : Buffer.concat(chunks).toString('latin1');
+      const exchange = new Exchange(req, res, body, listener, server);
+      try {
+        handler.$serve(exchange);
+      } catch (error) {
+        // The handler rescues what the app raises; this is a bug of ours. Keep serving.
+        log.line(`error in up_node's handler: ${error && error.stack}`);
+        exchange.fail();
+      }
+    });
+  };
+
+  server.on('request', onRequest);
+  // Expect: 100-continue (RFC 9110 §10.1.1): refuse a body that is too large before it is sent.
+  server.on('checkContinue', (req, res) => {
+    if (tooLarge(req)) return reject(res, 413);
+    res.writeContinue();
+    onRequest(req, res);
+  });
+  server.on('clientError', (error, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    socket.end(rejectHead(statusFor(error)));
+  });
+  return server;
+}
+
+module.exports = { createServer };

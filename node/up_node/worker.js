@@ -1,0 +1,136 @@
+'use strict';
+// A process that serves: the single process (-w 0 or 1) or one cluster worker. It loads the
+// compiled app (the bundle defines globalThis.Opal and stores the app in Up::Node.app),
+// listens on every address, and on INT/TERM stops gracefully: no new connections, idle ones
+// closed, in-flight requests finished within --shutdown-timeout, exit status 0. QUIT stops
+// at once, HUP reopens the log file. A single process writes the pid file and logs the "listening on" line; a worker
+// tells the primary instead (primary.js).
+
+const cluster = require('node:cluster');
+const fs = require('node:fs');
+const { Log, ignoreUnsupportedSignals } = require('./log');
+const { createServer } = require('./server');
+
+function describe(error) {
+  const Opal = globalThis.Opal;
+  if (Opal && Opal.Up && Opal.Up.Node && error && error.$$class) return Opal.Up.Node.$describe(error);
+  return String(error && error.stack ? error.stack : error);
+}
+
+function loadHandler(options, log) {
+  require(options.bundle);
+  const Node = globalThis.Opal.Up.Node;
+  const errors = Node.ErrorStream.$new(log);
+  const env = Node.Env.$new(options.version, options.workers > 1, errors);
+  return Node.Handler.$new(Node.$app(), env, log);
+}
+
+function url(bind, port) {
+  if (bind.path) return `unix://${bind.path}`;
+  return `http://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
+}
+
+// Listens on each bind in turn, so that port 0 is picked once and every other TCP address
+// gets the same port. Calls done(urls) or fail(message).
+function listenAll(options, handler, log, done, fail) {
+  const servers = [];
+  const urls = [];
+  let picked = 0;
+  const next = (i) => {
+    if (i === options.binds.length) {
+      if (servers.length === 0) return fail('cannot listen: no address can be bound');
+      return done(servers, urls);
+    }
+    const bind = options.binds[i];
+    const port = bind.port === 0 && picked ? picked : bind.port;
+    const listener = { host: bind.path ? 'localhost' : bind.host, port: port };
+    const server = createServer(options, handler, log, listener);
+    server.once('error', (error) => {
+      // As up_ruby's binder: an address this host does not have ("localhost" naming ::1
+      // where IPv6 is off) is skipped, as long as another one is bound.
+      if (bind.ipv6 && error.code === 'EADDRNOTAVAIL') return next(i + 1);
+      fail(`cannot listen on ${url(bind, port)}: ${error.message}`);
+    });
+    const ready = () => {
+      if (!bind.path) {
+        listener.port = server.address().port;
+        if (bind.port === 0) picked = listener.port;
+      } else if (bind.mode) {
+        fs.chmodSync(bind.path, bind.mode);
+      }
+      servers.push(server);
+      urls.push(url(bind, listener.port));
+      next(i + 1);
+    };
+    if (bind.path) server.listen({ path: bind.path }, ready);
+    else server.listen({ host: bind.host, port: port, ipv6Only: bind.ipv6 }, ready);
+  };
+  next(0);
+}
+
+function run(options) {
+  const log = new Log(options.log_file);
+  const index = process.env.UP_WORKER_INDEX;
+  const name = cluster.isWorker ? `worker ${index}` : 'up_node';
+  let handler;
+  try {
+    handler = loadHandler(options, log);
+  } catch (error) {
+    log.line(`cannot load ${options.rackup}: ${describe(error)}`);
+    process.exit(1);
+  }
+  // Start errors the user can fix (an address in use), as up_ruby reports them: one line on
+  // stderr, status 1.
+  const fail = (message) => {
+    process.stderr.write(`up_node: ${message}\n`);
+    process.exit(1);
+  };
+  listenAll(options, handler, log, (servers, urls) => {
+    process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+    const stop = gracefulStop(servers, options, log, name);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGQUIT', () => process.exit(0));
+    process.on('SIGHUP', () => log.reopen());
+    ignoreUnsupportedSignals(log);
+    // A streaming body may write from a timer after the app returned; what it raises then
+    // has no request to fail. It is logged, and the process goes on serving the others.
+    process.on('uncaughtException', (error) => log.line(`error outside a request: ${describe(error)}`));
+    if (cluster.isWorker) {
+      process.on('disconnect', stop); // the primary is gone
+      process.send({ listening: urls });
+    } else {
+      if (options.pid_file) {
+        fs.writeFileSync(options.pid_file, `${process.pid}\n`);
+        process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
+      }
+      log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version})`);
+    }
+  }, fail);
+}
+
+// Returns the INT/TERM handler: close the listeners, close idle connections, and exit 0 once
+// every connection is gone (responses sent while stopping carry `connection: close`); past
+// --shutdown-timeout the remaining connections are cut.
+function gracefulStop(servers, options, log, name) {
+  let stopping = false;
+  return () => {
+    if (stopping) return;
+    stopping = true;
+    log.line(`${name} stopping (pid ${process.pid})`);
+    let open = servers.length;
+    const closed = () => {
+      if (--open > 0) return;
+      log.line(`${name} stopped`);
+      process.exit(0);
+    };
+    for (const server of servers) {
+      server.stopping = true;
+      server.close(closed);
+      server.closeIdleConnections();
+    }
+    setTimeout(() => servers.forEach((server) => server.closeAllConnections()), options.shutdown_timeout * 1000).unref();
+  };
+}
+
+module.exports = { run };

@@ -1,0 +1,22 @@
+# frozen_string_literal: true
+
+require "rack/builder"
+require "up/node/handler"
+require "up/node/env"
+require "up/node/error_stream"
+
+module Up
+  # The Ruby half of up_node, compiled by Opal into the bundle before the app's config.ru
+  # (Up::Node::Bundle). config.ru's Rack::Builder block stores the app here; each serving
+  # process (node/up_node/worker.js) takes it and hands every request to an Up::Node::Handler.
+  module Node
+    class << self
+      attr_accessor :app
+
+      # An exception as one log entry: message, class and the backtrace.
+      def describe(error)
+        error.full_message(highlight: false, order: :top)
+      end
+    end
+  end
+end

@@ -1,0 +1,101 @@
+# frozen_string_literal: true
+# backtick_javascript: true
+
+require "up/node/stream"
+
+module Up
+  module Node
+    # Sends what an app returned through an Exchange (node/up_node/exchange.js), the way
+    # up_ruby does: an Array body at once with a computed content-length; a to_path body as
+    # the file, streamed by Node; an `each` body part by part as it is made (chunked unless
+    # the app set a length); a callable body given a Stream. Header values that are Arrays
+    # become one line each (set-cookie is never merged). `close` is called on the body once
+    # it is sent, or failed. Up::Node::Handler makes one per response; what it raises, the
+    # handler turns into a 500.
+    class Responder
+      # The app's response breaks the SPEC (a status that is no Integer, headers that are no
+      # Hash, a body with neither each nor call): logged without a backtrace into UP!.
+      class InvalidResponse < StandardError; end
+
+      def initialize(exchange, env)
+        @exchange = exchange
+        @env = env
+      end
+
+      def respond(status, headers, body)
+        check_status(status)
+        flat = flatten(headers)
+        when_finished(status, headers)
+        if body.respond_to?(:to_ary)
+          send_parts(status, flat, body)
+        elsif body.respond_to?(:to_path) && File.file?(body.to_path.to_s)
+          closer = -> { body.close if body.respond_to?(:close) }
+          `#{@exchange}.sendFile(#{status}, #{flat}, #{body.to_path.to_s}, #{closer})`
+        elsif body.respond_to?(:each)
+          send_each(status, flat, body)
+        elsif body.respond_to?(:call)
+          `#{@exchange}.head(#{status}, #{flat})`
+          body.call(Stream.new(@exchange, @env["rack.input"]))
+        else
+          raise InvalidResponse, "the body responds to neither each nor call: #{body.class}"
+        end
+      end
+
+      private
+
+      def check_status(status)
+        return if status.is_a?(Integer) && status >= 100 && status <= 999
+
+        raise InvalidResponse, "invalid response status #{status.inspect}"
+      end
+
+      def flatten(headers)
+        raise InvalidResponse, "headers must be a Hash, not #{headers.class}" unless headers.is_a?(Hash)
+
+        flat = []
+        headers.each do |name, value|
+          if value.is_a?(Array)
+            value.each { |one| flat << name << one }
+          else
+            flat << name << value
+          end
+        end
+        flat
+      end
+
+      def send_parts(status, flat, body)
+        parts = body.to_ary
+        `#{@exchange}.sendParts(#{status}, #{flat}, #{parts})`
+        nil
+      ensure
+        body.close if body.respond_to?(:close)
+      end
+
+      def send_each(status, flat, body)
+        `#{@exchange}.head(#{status}, #{flat})`
+        body.each { |part| `#{@exchange}.write(#{part})` }
+        `#{@exchange}.end()`
+        nil
+      ensure
+        body.close if body.respond_to?(:close)
+      end
+
+      # rack.response_finished: each callable, in reverse order, once the response is done
+      # (or the connection gone). What one raises is the app's bug; it must not stop the rest.
+      def when_finished(status, headers)
+        callbacks = @env["rack.response_finished"]
+        return if callbacks.nil? || callbacks.empty?
+
+        env = @env
+        run = lambda do
+          callbacks.reverse_each do |callback|
+            callback.call(env, status, headers, nil)
+          rescue ::Exception
+            nil
+          end
+        end
+        `#{@exchange}.onFinished(#{run})`
+      end
+    end
+  end
+end

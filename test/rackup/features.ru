@@ -1,0 +1,56 @@
+# frozen_string_literal: true
+
+# One app with a behaviour per path, for tests that start a server as a user does (the
+# up_node tests): no runtime-specific code, so it runs unmodified on MRI and on Opal.
+require "json"
+
+# An `each` body that records that it was closed, for /closed to report.
+class FeaturesBody
+  @closed = 0
+  class << self
+    attr_accessor :closed
+  end
+
+  def each
+    yield "one "
+    yield "two"
+  end
+
+  def close
+    FeaturesBody.closed += 1
+  end
+end
+
+run lambda { |env|
+  case env["PATH_INFO"]
+  when "/env"
+    plain = env.select { |_key, value| value.is_a?(String) || value == true || value == false }
+    [200, { "content-type" => "application/json" }, [JSON.generate(plain)]]
+  when "/echo"
+    input = env["rack.input"]
+    first = input.read(3)
+    rest = input.read
+    input.rewind
+    all = input.read
+    [200, { "content-type" => "text/plain" }, ["#{first}|#{rest}|#{all.bytesize}|#{all.encoding}"]]
+  when "/stream"
+    body = lambda do |stream|
+      3.times { |i| stream.write("part #{i}\n") }
+      stream.close
+    end
+    [200, { "content-type" => "text/plain" }, body]
+  when "/each"
+    [200, { "content-type" => "text/plain" }, FeaturesBody.new]
+  when "/closed"
+    [200, { "content-type" => "text/plain" }, [FeaturesBody.closed.to_s]]
+  when "/cookies"
+    [200, { "set-cookie" => ["a=1; path=/", "b=2"], "x-multi" => %w[one two] }, ["ok"]]
+  when "/hints"
+    env["rack.early_hints"]&.call({ "link" => "</style.css>; rel=preload" })
+    [200, { "content-type" => "text/plain" }, ["after hints"]]
+  when "/fail"
+    raise ArgumentError, "kaboom from the app"
+  else
+    [200, { "content-type" => "text/plain" }, ["hello"]]
+  end
+}

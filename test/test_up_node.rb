@@ -1,0 +1,199 @@
+# frozen_string_literal: true
+
+# up_node as a user runs it (exe/up_node, a real Node process on a loopback port): the Rack
+# env it builds, request bodies, each of the body kinds, headers, app errors, limits and the
+# CLI's messages. The app is test/rackup/features.ru, compiled by Opal once for the run.
+require_relative "helper"
+require_relative "support/up_node_process"
+require "json"
+
+class TestUpNode < Minitest::Test
+  include UpTestHelpers
+  include UpNodeProcess
+
+  def test_serves_the_hello_example
+    start_up_node("examples/hello/config.ru")
+    res = get("/")
+    assert_equal 200, res.status
+    assert_equal "Hello World\n", res.body
+    assert_equal "12", res["content-length"]
+    assert_equal "text/plain", res["content-type"]
+  end
+
+  def test_env_has_up_rubys_keys_and_values
+    start_up_node
+    res = raw_request("GET /env?x=1&y=2 HTTP/1.1\r\nHost: example.test:8080\r\nX-Custom: a\r\n" \
+                      "X-Custom: b\r\nCookie: c=1\r\nCookie: d=2\r\nX_Forwarded_For: spoof\r\n" \
+                      "X-Forwarded-For: proxy\r\nConnection: close\r\n\r\n")
+    assert_equal 200, res.status
+    env = JSON.parse(res.body)
+    expected = {
+      "REQUEST_METHOD" => "GET", "SCRIPT_NAME" => "", "PATH_INFO" => "/env", "REQUEST_PATH" => "/env",
+      "QUERY_STRING" => "x=1&y=2", "REQUEST_URI" => "/env?x=1&y=2", "SERVER_NAME" => "example.test",
+      "SERVER_PORT" => "8080", "SERVER_PROTOCOL" => "HTTP/1.1", "REMOTE_ADDR" => "127.0.0.1",
+      "HTTP_HOST" => "example.test:8080", "HTTP_X_CUSTOM" => "a, b", "HTTP_COOKIE" => "c=1; d=2",
+      "HTTP_X_FORWARDED_FOR" => "proxy", "SERVER_SOFTWARE" => "UP! #{Up::VERSION}",
+      "GATEWAY_INTERFACE" => "CGI/1.2", "rack.url_scheme" => "http", "rack.hijack?" => false,
+      "rack.multithread" => false, "rack.multiprocess" => false, "rack.run_once" => false
+    }
+    expected.each { |key, value| assert_equal value, env[key], key }
+  end
+
+  def test_absolute_form_target_sets_host_and_path
+    start_up_node
+    res = raw_request("GET http://other.test/env?q HTTP/1.1\r\nHost: ignored\r\nConnection: close\r\n\r\n")
+    env = JSON.parse(res.body)
+    assert_equal ["other.test", "80", "/env", "q"], env.values_at("HTTP_HOST", "SERVER_PORT", "PATH_INFO", "QUERY_STRING")
+  end
+
+  def test_post_body_reaches_rack_input_as_binary
+    start_up_node
+    body = "h\u00e9llo world".b # 12 bytes, two of them one character
+    res = raw_request("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\n" \
+                      "Connection: close\r\n\r\n#{body}")
+    assert_equal 200, res.status
+    _first, rest, size, encoding = res.body.split("|")
+    assert_equal "llo world", rest
+    assert_equal "12", size
+    assert_equal "ASCII-8BIT", encoding
+  end
+
+  def test_chunked_post_body_reaches_rack_input
+    start_up_node
+    res = raw_request("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" \
+                      "4\r\nabcd\r\n3\r\nefg\r\n0\r\n\r\n")
+    assert_equal "abc|defg|7|ASCII-8BIT", res.body
+  end
+
+  def test_streaming_body_goes_out_chunked
+    start_up_node
+    res = get("/stream")
+    assert_equal 200, res.status
+    assert_equal "chunked", res["transfer-encoding"]
+    assert_equal "part 0\npart 1\npart 2\n", res.body
+  end
+
+  def test_each_body_is_sent_and_closed
+    start_up_node
+    assert_equal "0", get("/closed").body
+    assert_equal "one two", get("/each").body
+    assert_equal "1", get("/closed").body
+  end
+
+  def test_app_exception_is_a_logged_500_and_the_server_keeps_serving
+    server = start_up_node
+    sock = connect
+    sock.write("GET /fail HTTP/1.1\r\nHost: h\r\n\r\n")
+    res = read_response(sock)
+    assert_equal 500, res.status
+    assert_equal "Internal Server Error\n", res.body
+    refute_includes res.body, "kaboom"
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    assert_equal "hello", read_response(sock).body
+    server.wait_for(/features\.ru:\d+/)
+    assert_includes server.output, "error in GET /fail"
+    assert_includes server.output, "kaboom from the app (ArgumentError)"
+  end
+
+  def test_an_error_raised_from_a_timer_is_logged_and_the_server_keeps_serving
+    server = start_up_node("test/rackup/opal_timer_error.ru")
+    assert_equal "scheduled", get("/").body
+    server.wait_for(/error outside a request: .*kaboom from a timer/)
+    assert_equal "scheduled", get("/").body
+  end
+
+  def test_array_header_values_are_repeated_lines_and_cookies_never_merged
+    start_up_node
+    res = get("/cookies")
+    assert_equal ["a=1; path=/", "b=2"], res.headers["set-cookie"]
+    assert_equal %w[one two], res.headers["x-multi"]
+    assert_includes res.raw, "set-cookie: a=1; path=/\r\nset-cookie: b=2\r\n"
+  end
+
+  def test_body_over_the_limit_is_413_before_it_is_read
+    start_up_node("--max-body-size", "10")
+    res = raw_request("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n")
+    assert_equal 413, res.status
+    assert_equal "close", res["connection"]
+  end
+
+  def test_chunked_body_over_the_limit_is_413
+    start_up_node("--max-body-size", "10")
+    res = raw_request("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" \
+                      "6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n")
+    assert_equal 413, res.status
+  end
+
+  def test_too_many_header_fields_is_431
+    start_up_node("--max-headers", "3")
+    assert_equal 200, raw_request("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nConnection: close\r\n\r\n").status
+    res = raw_request("GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nConnection: close\r\n\r\n")
+    assert_equal 431, res.status
+  end
+
+  def test_head_over_the_limit_is_431_from_nodes_parser
+    start_up_node("--max-head-size", "1024")
+    res = raw_request("GET / HTTP/1.1\r\nHost: h\r\nX-Big: #{"a" * 2000}\r\n\r\n")
+    assert_equal 431, res.status
+    assert_equal "Request Header Fields Too Large\n", res.body
+  end
+
+  def test_malformed_request_is_400
+    start_up_node
+    res = raw_request("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+    assert_equal 400, res.status
+  end
+
+  def test_expect_continue_with_a_body_over_the_limit_is_413_without_100
+    start_up_node("--max-body-size", "10")
+    res = raw_request("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n")
+    assert_equal 413, res.status
+  end
+
+  def test_expect_continue_gets_100_then_the_response
+    start_up_node
+    sock = connect
+    sock.write("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+    assert_equal 100, read_response(sock).status
+    sock.write("abcd")
+    assert_equal "abc|d|4|ASCII-8BIT", read_response(sock).body
+  end
+
+  def test_early_hints_go_out_as_a_103_before_the_response
+    start_up_node
+    sock = connect
+    sock.write("GET /hints HTTP/1.1\r\nHost: h\r\n\r\n")
+    hints = read_response(sock)
+    assert_equal 103, hints.status
+    assert_equal "</style.css>; rel=preload", hints["link"]
+    assert_equal "after hints", read_response(sock).body
+  end
+
+  def test_a_head_that_never_ends_is_408
+    start_up_node("--head-timeout", "1")
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n")
+    res = read_response(sock)
+    assert_equal 408, res.status
+    assert closed_by_server?(sock)
+  end
+
+  def test_bad_option_is_the_same_one_line_error_as_up_ruby
+    status, out = run_up_node("--head-timeout", "100000")
+    assert_equal 1, status.exitstatus
+    assert_equal "up_node: --head-timeout must be between 0 and 86400 seconds\nTry 'up_node --help'.\n", out
+  end
+
+  def test_port_in_use_is_a_clear_error
+    first = start_up_node
+    status, out = run_up_node("-p", first.port.to_s)
+    assert_equal 1, status.exitstatus
+    assert_match(/^up_node: cannot listen on http:\/\/127\.0\.0\.1:#{first.port}: .*EADDRINUSE/, out)
+  end
+
+  def test_missing_config_ru_is_a_clear_error
+    status, out = run_up_node("nope/config.ru")
+    assert_equal 1, status.exitstatus
+    assert_equal "up_node: nope/config.ru not found\n", out
+  end
+end

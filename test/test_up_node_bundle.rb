@@ -1,0 +1,98 @@
+# frozen_string_literal: true
+
+# up_node's Opal build as a user meets it: the first start compiles the app, later starts
+# reuse the cached bundle until a source changes, and what does not compile or load stops the
+# start with one line that names the Ruby file and line, and status 1.
+require_relative "helper"
+require_relative "support/up_node_process"
+
+class TestUpNodeBundle < Minitest::Test
+  include UpTestHelpers
+  include UpNodeProcess
+
+  HELLO = "examples/hello/config.ru"
+
+  def clock
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # Seconds from the command to the listening line, and the server's output.
+  def timed_start(*args, cache:, env: {})
+    started = clock
+    server = start_up_node(*args, cache: cache, env: env)
+    seconds = clock - started
+    server.stop
+    [seconds, server.output]
+  end
+
+  def test_second_start_reuses_the_compiled_bundle
+    Dir.mktmpdir do |cache|
+      # Opal keeps its own cache of compiled files (~/.cache/opal): an empty one makes the
+      # first start as cold as on a new machine.
+      opal_cache = { "OPAL_CACHE_DIR" => File.join(cache, "opal") }
+      cold, cold_out = timed_start(HELLO, cache: cache, env: opal_cache)
+      warm, warm_out = timed_start(HELLO, cache: cache, env: opal_cache)
+      assert_match(/compiled #{HELLO} in \d+\.\d+ s/, cold_out)
+      assert_match(/reused the compiled #{HELLO} in \d+\.\d+ s/, warm_out)
+      refute_match(/compiled #{HELLO}/, warm_out.sub(/reused the compiled/, ""))
+      # The issue's figures (cold at most 15 s, warm at most 1 s), reported, not asserted.
+      warn format("\nup_node #{HELLO}: cold start %.2f s, warm start %.2f s (command to listening line)", cold, warm)
+    end
+  end
+
+  def test_a_changed_source_is_compiled_again
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, %(run ->(_env) { [200, {}, ["first"]] }\n))
+      start_up_node(rackup, cache: dir)
+      assert_equal "first", get("/").body
+      File.write(rackup, %(run ->(_env) { [200, {}, ["second, longer"]] }\n))
+      server = start_up_node(rackup, cache: dir)
+      assert_equal "second, longer", get("/").body
+      assert_match(/compiled #{Regexp.escape(rackup)}/, server.output)
+    end
+  end
+
+  # Writes files (name => source, config.ru among them) to a temp dir, runs up_node on its
+  # config.ru, which must fail with status 1, and yields the output, the dir and config.ru.
+  def assert_start_fails(files)
+    Dir.mktmpdir do |dir|
+      files.each do |name, source|
+        path = File.join(dir, name)
+        FileUtils.mkdir_p(File.dirname(path))
+        File.write(path, source)
+      end
+      rackup = File.join(dir, "config.ru")
+      status, out = run_up_node(rackup, cache: dir)
+      assert_equal 1, status.exitstatus, out
+      yield out, dir, rackup
+    end
+  end
+
+  def test_syntax_error_in_config_ru_names_file_and_line
+    assert_start_fails("config.ru" => "# an app\n\nrun lambda { |env| [200, {}, [1 +]] }\n") do |out, _dir, rackup|
+      assert_match(/\Aup_node: #{Regexp.escape(rackup)}:3: unexpected token \S+\n\z/, out)
+    end
+  end
+
+  def test_syntax_error_in_a_required_file_names_that_file
+    files = { "config.ru" => %(require_relative "lib/broken"\nrun ->(_env) { [200, {}, []] }\n),
+              "lib/broken.rb" => "def broken\n  (1 +\nend\n" }
+    assert_start_fails(files) do |out, dir|
+      assert_match(%r{\Aup_node: #{Regexp.escape(dir)}/lib/broken\.rb:3: unexpected token \S+\n\z}, out)
+    end
+  end
+
+  def test_a_missing_require_is_named
+    assert_start_fails("config.ru" => %(require "no_such_gem_here"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
+      assert_equal %(up_node: #{rackup}: cannot load "no_such_gem_here": not on the Opal load path\n), out
+    end
+  end
+
+  def test_an_app_that_raises_while_loading_exits_1_with_the_error
+    assert_start_fails("config.ru" => %(raise "no database"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
+      assert_match(/cannot load #{Regexp.escape(rackup)}: .*no database \(RuntimeError\)/, out)
+      assert_match(/config\.ru:1/, out)
+    end
+  end
+end
