@@ -11,7 +11,7 @@ Gem::Specification.new do |spec|
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.1"
 
-  spec.files = Dir["lib/**/*.rb", "ext/up/**/*.{c,h,rb}", "opal/**/*.rb", "node/**/*.js", "exe/*", "README.md"]
+  spec.files = Dir["lib/**/*.rb", "ext/up/**/*.{c,h,rb}", "opal/**/*.{rb,opalerb}", "node/**/*.js", "exe/*", "README.md"]
   spec.bindir = "exe"
   spec.executables = ["up_ruby", "up_node", "upctl"]
   spec.extensions = ["ext/up/extconf.rb"]

@@ -39,6 +39,32 @@ class TestUpNode < Minitest::Test
     expected.each { |key, value| assert_equal value, env[key], key }
   end
 
+  ENV_REQUESTS = [
+    "POST /env?a=b HTTP/1.1\r\nHost: same.test:9\r\nX-A: 1\r\nX-A: 2\r\nCookie: k=v\r\nCookie: l=w\r\n" \
+    "Content-Type: text/plain\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+    "POST /env HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+    "GET http://other.test:81/env?q HTTP/1.1\r\nHost: ignored\r\nConnection: close\r\n\r\n",
+    "GET /env HTTP/1.1\r\nHost: [::1]:3000\r\nX_Forwarded_For: spoof\r\nX-Forwarded-For: proxy\r\n" \
+    "X_Real_Ip: only\r\nConnection: close\r\n\r\n",
+    "GET /env HTTP/1.0\r\n\r\n"
+  ].freeze
+
+  # Each request above to features.ru on up_ruby (-t 1: one app thread, as Node has) and on
+  # up_node: every String and boolean in the env is the same, but for the server's own port.
+  def test_env_is_the_same_as_up_rubys
+    ruby = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "1", UpNodeProcess::FEATURES)
+    on_ruby = begin
+      ENV_REQUESTS.map { |request| raw_request(request, port: ruby.port).body.gsub(ruby.port.to_s, "PORT") }
+    ensure
+      ruby.stop
+    end
+    start_up_node
+    ENV_REQUESTS.each_with_index do |request, i|
+      on_node = raw_request(request).body.gsub(@port.to_s, "PORT")
+      assert_equal JSON.parse(on_ruby[i]), JSON.parse(on_node), request
+    end
+  end
+
   def test_absolute_form_target_sets_host_and_path
     start_up_node
     res = raw_request("GET http://other.test/env?q HTTP/1.1\r\nHost: ignored\r\nConnection: close\r\n\r\n")
@@ -77,6 +103,14 @@ class TestUpNode < Minitest::Test
     start_up_node
     assert_equal "0", get("/closed").body
     assert_equal "one two", get("/each").body
+    assert_equal "1", get("/closed").body
+  end
+
+  def test_to_path_body_sends_the_file_and_is_closed
+    start_up_node
+    res = get("/file")
+    assert_equal File.binread(File.join(CLIProcess::ROOT, "examples/hello/config.ru")), res.body
+    assert_equal res.body.bytesize.to_s, res["content-length"]
     assert_equal "1", get("/closed").body
   end
 

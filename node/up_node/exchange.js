@@ -77,7 +77,7 @@ class Exchange {
   }
 
   // A to_path body: the file streamed by Node; done() (the Ruby side's close) once it has
-  // gone out or failed. Falls back to nothing: the caller checked the file exists.
+  // gone out or failed. A file gone since the Ruby side saw it is a 500.
   sendFile(status, headers, path, done) {
     fs.stat(path, (statError, stat) => {
       if (statError) {

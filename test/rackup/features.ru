@@ -21,6 +21,17 @@ class FeaturesBody
   end
 end
 
+# A body that is a file (to_path): servers may send the file instead of calling each.
+class FeaturesFile < FeaturesBody
+  def to_path
+    "examples/hello/config.ru"
+  end
+
+  def each
+    yield File.read(to_path)
+  end
+end
+
 run lambda { |env|
   case env["PATH_INFO"]
   when "/env"
@@ -41,6 +52,8 @@ run lambda { |env|
     [200, { "content-type" => "text/plain" }, body]
   when "/each"
     [200, { "content-type" => "text/plain" }, FeaturesBody.new]
+  when "/file"
+    [200, { "content-type" => "text/plain" }, FeaturesFile.new]
   when "/closed"
     [200, { "content-type" => "text/plain" }, [FeaturesBody.closed.to_s]]
   when "/cookies"

@@ -4,6 +4,7 @@ require "digest"
 require "json"
 require "fileutils"
 require "stringio"
+require_relative "manifest"
 
 module Up
   module Node
@@ -12,9 +13,9 @@ module Up
     # it requires, Rack included, compiled by Opal::Builder. Up::Node::Launcher creates it.
     #
     # It owns a cache directory outside the app (one per config.ru and load path) that holds
-    # the bundle and a manifest of every input file (path, size, mtime) and of the Opal
-    # version. A start whose inputs are unchanged reuses the bundle without even loading the
-    # compiler, which is what keeps a warm start under a second.
+    # the bundle, its source map and an Up::Node::Manifest of its inputs. A start whose inputs
+    # are unchanged reuses the bundle without even loading the compiler, which is what keeps
+    # a warm start under a second.
     class Bundle
       # config.ru or a file it requires does not compile; the message is one line that names
       # the Ruby file and line.
@@ -40,7 +41,7 @@ module Up
         key = Digest::SHA256.hexdigest(JSON.generate([@rackup, @load_paths]))[0, 16]
         @dir = File.join(cache_root, "#{File.basename(File.dirname(@rackup))}-#{key}")
         @path = File.join(@dir, "bundle.js")
-        @manifest_path = File.join(@dir, "manifest.json")
+        @manifest = Manifest.new(File.join(@dir, "manifest.json"), OPAL_DIR)
       end
 
       # The require paths of every gem Bundler (or RubyGems) has activated: the app's Gemfile.
@@ -54,18 +55,10 @@ module Up
         File.join(base, "up", "node")
       end
 
-      # True when the bundle exists and no input changed since it was built.
-      def fresh?
-        manifest = JSON.parse(File.read(@manifest_path))
-        manifest["opal"] == opal_version && File.file?(@path) && manifest["inputs"] == stamps(manifest["inputs"].map(&:first))
-      rescue SystemCallError, JSON::ParserError
-        false
-      end
-
       # Builds the bundle unless it is fresh; returns :reused or :built. Raises CompileError.
       def ensure_built
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        state = fresh? ? :reused : build
+        state = File.file?(@path) && @manifest.current? ? :reused : build
         @seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
         state
       end
@@ -77,8 +70,7 @@ module Up
         FileUtils.mkdir_p(@dir)
         write_atomically("#{@path}.map", source_map(builder))
         write_atomically(@path, "#{builder.to_s}\n//# sourceMappingURL=#{File.basename(@path)}.map\n")
-        inputs = (builder.processed.map(&:abs_path).compact.select { |f| File.file?(f) } + TOOLS).uniq
-        write_atomically(@manifest_path, JSON.generate("opal" => opal_version, "inputs" => stamps(inputs)))
+        @manifest.write((builder.processed.map(&:abs_path).compact.select { |f| File.file?(f) } + TOOLS).uniq)
         :built
       end
 
@@ -147,17 +139,6 @@ module Up
       def rackup_source
         source = File.read(@rackup).sub(/^__END__\n.*\z/m, "")
         "::Up::Node.app = ::Rack::Builder.new { #{source}\n}.to_app\n"
-      end
-
-      def stamps(files)
-        files.map do |file|
-          stat = File.stat(file)
-          [file, stat.size, stat.mtime.to_r.to_s]
-        end
-      end
-
-      def opal_version
-        Gem.loaded_specs["opal"]&.version&.to_s || "unknown"
       end
 
       # A crash mid-write must not leave a truncated bundle that looks fresh.
