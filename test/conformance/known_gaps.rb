@@ -28,6 +28,9 @@ module Conformance
       "TestConformanceErrors#test_invalid_response_body_part_not_a_string_is_a_500_and_the_server_keeps_serving" =>
         "up_node sends a body part that is not a String (an Integer) as its to_s, with a 200, instead of " \
         "refusing the response",
+      "TestConformanceResponses#test_early_hints_go_out_as_a_103_before_the_response" =>
+        "Node's writeEarlyHints joins an Array value into one comma-separated line (link: a, b) where up_ruby " \
+        "sends a line per value, as for the final response",
       "TestConformanceLimits#test_rejects_no_version_with_400" => LLHTTP_REQUEST_LINE,
       "TestConformanceLimits#test_rejects_two_spaces_after_method_with_400" => LLHTTP_REQUEST_LINE,
       "TestConformanceLimits#test_rejects_target_with_fragment_with_400" => LLHTTP_REQUEST_LINE,

@@ -2,7 +2,7 @@
 
 # How every runtime sends what the app returns (Rack 3.2 SPEC, "The Response"): each body kind
 # framed as RFC 9112 §6 says, close called on every body, Array header values as separate
-# lines, over real sockets against apps/responses.ru.
+# lines, early hints as a 103 (RFC 8297), over real sockets against apps/responses.ru.
 require_relative "helper"
 require "tempfile"
 
@@ -69,5 +69,14 @@ class TestConformanceResponses < ConformanceTest
     assert_equal ["a=1; path=/", "b=2"], res.headers["set-cookie"]
     assert_equal %w[one two], res.headers["x-multi"]
     assert_includes res.raw, "set-cookie: a=1; path=/\r\nset-cookie: b=2\r\n"
+  end
+
+  def test_early_hints_go_out_as_a_103_before_the_response
+    sock = connect
+    sock.write("GET /hints HTTP/1.1\r\nHost: h\r\n\r\n")
+    hints = read_response(sock)
+    assert_equal 103, hints.status
+    assert_equal ["</a.css>; rel=preload", "</b.js>; rel=preload"], hints.headers["link"]
+    assert_equal [200, "after hints"], read_response(sock).then { |res| [res.status, res.body] }
   end
 end
