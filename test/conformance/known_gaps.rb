@@ -3,8 +3,8 @@
 # Where a runtime behaves differently from what the conformance suite asserts: runtime =>
 # "TestClass#test_name" => why. Each listed test still runs and must still fail on that
 # runtime (a fix shows up as a failure asking to remove the entry); test_known_gaps.rb checks
-# that every entry names a test. The README's "Known gaps of the conformance suite" lists the
-# same entries.
+# that every entry names a test, and that the README lists them as gaps_markdown writes them
+# (rake test:conformance:gaps prints it).
 module Conformance
   # Reasons shared by several entries.
   LLHTTP_REQUEST_LINE = "Node's parser (llhttp) accepts this request line and up_node does not check it " \
@@ -53,4 +53,13 @@ module Conformance
         "framing; the app answers it with a 200"
     }
   }.freeze
+
+  # The README's list of the gaps: a line per runtime, a bullet per test with its reason.
+  def self.gaps_markdown
+    KNOWN_GAPS.map do |runtime, gaps|
+      next "- `#{runtime}`: none\n" if gaps.empty?
+
+      "- `#{runtime}`:\n" + gaps.map { |test, reason| "  - `#{test}`: #{reason}\n" }.join
+    end.join
+  end
 end

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # known_gaps.rb stays honest: every entry names a runtime of runtimes.rb and a test of the
-# suite, so a renamed test cannot leave a stale entry behind.
+# suite, so a renamed test cannot leave a stale entry behind, and the README lists them all.
 require_relative "helper"
 Dir[File.join(__dir__, "test_*.rb")].each { |file| require file }
 
@@ -16,5 +16,10 @@ class TestConformanceKnownGaps < Minitest::Test
         refute_empty reason.to_s.strip, "#{test} has no reason"
       end
     end
+  end
+
+  def test_the_readme_lists_the_known_gaps_as_the_file_has_them
+    readme = File.read(File.join(Conformance::ROOT, "README.md"))
+    assert_includes readme, Conformance.gaps_markdown, "run rake test:conformance:gaps and paste its output in the README"
   end
 end
