@@ -79,6 +79,12 @@ class TestConformanceRackEnv < ConformanceTest
     end
   end
 
+  def test_env_values_follow_the_spec
+    res = get("/spec")
+    assert_equal 200, res.status, res.raw
+    JSON.parse(res.body).each { |rule, holds| assert_equal true, holds, rule }
+  end
+
   def test_rack_input_reads_gets_each_and_rewinds_like_an_io
     body = "ab\ncd\nef"
     res = raw_request("POST /input HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\n#{CLOSE}\r\n#{body}")

@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
 # The app of the Rack env tests: GET or POST anything for the env as JSON (its String and
-# boolean values, the body read from rack.input, and whether the keys are Strings); /input
-# for what each rack.input method returns, in order; /errors writes to rack.errors.
+# boolean values, the body read from rack.input, and whether the keys are Strings); /spec for
+# the SPEC's rules on values; /input for what each rack.input method returns, in order;
+# /errors writes to rack.errors.
 # Runs unmodified on MRI and on Opal, under Rack::Lint where the runtime can load it (but
 # /input).
 require "json"
@@ -21,9 +22,28 @@ def input_report(input)
   report.merge("read after rewind" => all, "encoding" => all.encoding.to_s)
 end
 
+# The SPEC's rules on the env's values, each true or false: what Rack::Lint checks, asked
+# directly, so that they are checked on runtimes that cannot load Lint too.
+def spec_report(env)
+  cgi = %w[REQUEST_METHOD SCRIPT_NAME PATH_INFO QUERY_STRING SERVER_NAME SERVER_PORT SERVER_PROTOCOL]
+  responds = ->(object, methods) { methods.all? { |m| object.respond_to?(m) } }
+  {
+    "CGI values are Strings" => cgi.all? { |key| env[key].is_a?(String) },
+    "HTTP_ values are Strings" => env.select { |key, _| key.start_with?("HTTP_") }.values.all?(String),
+    "multithread, multiprocess, run_once are booleans" =>
+      %w[rack.multithread rack.multiprocess rack.run_once].all? { |key| [true, false].include?(env[key]) },
+    "rack.input has gets, each, read" => responds.call(env["rack.input"], %i[gets each read]),
+    "rack.errors has puts, write, flush" => responds.call(env["rack.errors"], %i[puts write flush]),
+    "rack.response_finished is an Array" => env["rack.response_finished"].is_a?(Array),
+    "rack.early_hints is callable" => env["rack.early_hints"].respond_to?(:call)
+  }
+end
+
 report_env = lambda do |env|
   report =
-    if env["PATH_INFO"] == "/errors"
+    if env["PATH_INFO"] == "/spec"
+      spec_report(env)
+    elsif env["PATH_INFO"] == "/errors"
       errors = env["rack.errors"]
       errors.puts("conformance: puts to rack.errors")
       errors.write("conformance: write to rack.errors\n")
