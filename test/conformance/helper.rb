@@ -72,6 +72,11 @@ class ConformanceTest < Minitest::Test
       @server ||= Conformance.start(@app, *@args)
     end
 
+    # The class's server if it is up, else nil.
+    def started_server
+      @server
+    end
+
     # Runs the class's tests, then stops its server, so one server at a time is up.
     def run(reporter, options = {})
       super
@@ -112,6 +117,7 @@ class ConformanceTest < Minitest::Test
   def teardown
     close_sockets
     (@own_servers || []).each(&:stop)
+    self.class.started_server&.read_available
     super
   end
 
