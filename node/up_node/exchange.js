@@ -89,10 +89,17 @@ class Exchange {
       this.writeHead(status, headers);
       const file = fs.createReadStream(path);
       file.on('error', () => this.res.destroy());
-      this.res.on('close', () => {
+      // Closed once the file is read, as an each body is closed after its iteration: before
+      // its last bytes go out, so a next request sees it closed. 'close': a client that left.
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
         file.destroy();
         done();
-      });
+      };
+      file.on('end', close);
+      this.res.on('close', close);
       file.pipe(this.res);
     });
   }

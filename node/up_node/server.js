@@ -6,13 +6,23 @@
 // Who decides the status of a bad request: Node's parser (llhttp) rejects malformed requests
 // and oversized heads before we see them; the 'clientError' listener below only picks the
 // status and body we answer with (431 for a head over --max-head-size, 408 for Node's
-// header/request timeouts, 400 for the rest). Too many header fields (431) and a body over
-// the limit (413, before it is read when Content-Length says so) are ours.
+// header/request timeouts, 400 for the rest). What llhttp lets through, request_check.js
+// refuses as up_ruby does where Node's parse shows it (version, target, Host, Transfer-
+// Encoding). Too many header fields (431) and a body over the limit (413, before it is read
+// when Content-Length says so) are ours.
 
 const http = require('node:http');
 const { Exchange } = require('./exchange');
+const { check } = require('./request_check');
 
-const REASONS = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+const REASONS = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Content Too Large',
+  431: 'Request Header Fields Too Large',
+  501: 'Not Implemented',
+  505: 'HTTP Version Not Supported'
+};
 
 function statusFor(error) {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 431;
@@ -27,10 +37,14 @@ function rejectHead(status) {
     `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
 }
 
+// Node closes after a `connection: close` response only once the request's body has ended,
+// which a body read until the client closes never does: end the socket ourselves.
 function reject(res, status) {
   const body = `${REASONS[status]}\n`;
+  const socket = res.socket;
+  socket.upRefused = true;
   res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length), 'connection', 'close']);
-  res.end(body);
+  res.end(body, () => socket.end());
 }
 
 // options: the checked settings (snake_case, as Up::Options names them). handler: the Ruby
@@ -44,7 +58,9 @@ function createServer(options, handler, log, listener) {
     requestTimeout: headMs + options.body_timeout * 1000,
     keepAliveTimeout: options.keepalive_timeout * 1000,
     // How often Node looks for requests past those timeouts (30 s by default).
-    connectionsCheckingInterval: Math.min(1000, headMs / 2)
+    connectionsCheckingInterval: Math.min(1000, headMs / 2),
+    // Node's own refusal has no body; request_check.js refuses it as up_ruby does.
+    requireHostHeader: false
   });
   // One more than allowed, so that "too many" is visible (Node drops the rest silently).
   server.maxHeadersCount = options.max_headers + 1;
@@ -56,6 +72,10 @@ function createServer(options, handler, log, listener) {
   };
 
   const onRequest = (req, res) => {
+    // Pipelined behind a request we refused: the connection is closing, nothing more is served.
+    if (req.socket.upRefused) return;
+    const refused = check(req);
+    if (refused) return reject(res, refused);
     if (req.rawHeaders.length / 2 > options.max_headers) return reject(res, 431);
     if (tooLarge(req)) return reject(res, 413);
 
@@ -88,12 +108,16 @@ function createServer(options, handler, log, listener) {
   server.on('request', onRequest);
   // Expect: 100-continue (RFC 9110 §10.1.1): refuse a body that is too large before it is sent.
   server.on('checkContinue', (req, res) => {
-    if (tooLarge(req)) return reject(res, 413);
+    if (req.socket.upRefused) return;
+    const refused = check(req) || (tooLarge(req) ? 413 : 0);
+    if (refused) return reject(res, refused);
     res.writeContinue();
     onRequest(req, res);
   });
   server.on('clientError', (error, socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    // The parser can fail on what follows a request we refused already: one answer is enough.
+    if (socket.upRefused) return socket.end();
     socket.end(rejectHead(statusFor(error)));
   });
   return server;

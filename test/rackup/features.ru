@@ -32,8 +32,19 @@ class FeaturesFile < FeaturesBody
   end
 end
 
+# How many requests reached the app, for /calls (which does not count itself).
+module FeaturesCalls
+  @count = 0
+  class << self
+    attr_accessor :count
+  end
+end
+
 run lambda { |env|
+  FeaturesCalls.count += 1 unless env["PATH_INFO"] == "/calls"
   case env["PATH_INFO"]
+  when "/calls"
+    [200, { "content-type" => "text/plain" }, [FeaturesCalls.count.to_s]]
   when "/env"
     plain = env.select { |_key, value| value.is_a?(String) || value == true || value == false }
     [200, { "content-type" => "application/json" }, [JSON.generate(plain)]]
