@@ -6,14 +6,6 @@
 # that every entry names a test, and that the README lists them as gaps_markdown writes them
 # (rake test:conformance:gaps prints it).
 module Conformance
-  # Reasons shared by several entries.
-  LLHTTP_REQUEST_LINE = "Node's parser (llhttp) accepts this request line and up_node does not check it " \
-                        "again, so the app answers it with a 200"
-  LLHTTP_VERSION = "llhttp takes any HTTP/x.y version and Node answers it as HTTP/1.1; up_node does not " \
-                   "answer 505, so the app answers it with a 200"
-  NODE_HOST = "Node does not check the Host field (RFC 9112 §3.2, RFC 9110 §7.2) and up_node does not " \
-              "either, so the app answers it with a 200"
-
   KNOWN_GAPS = {
     "up_ruby" => {},
     "up_node" => {
@@ -31,26 +23,12 @@ module Conformance
       "TestConformanceResponses#test_early_hints_go_out_as_a_103_before_the_response" =>
         "Node's writeEarlyHints joins an Array value into one comma-separated line (link: a, b) where up_ruby " \
         "sends a line per value, as for the final response",
-      "TestConformanceLimits#test_rejects_no_version_with_400" => LLHTTP_REQUEST_LINE,
-      "TestConformanceLimits#test_rejects_two_spaces_after_method_with_400" => LLHTTP_REQUEST_LINE,
-      "TestConformanceLimits#test_rejects_target_with_fragment_with_400" => LLHTTP_REQUEST_LINE,
-      "TestConformanceLimits#test_rejects_asterisk_form_with_get_with_400" => LLHTTP_REQUEST_LINE,
-      "TestConformanceLimits#test_rejects_http_2_0_request_line_with_505" => LLHTTP_VERSION,
-      "TestConformanceLimits#test_rejects_http_0_9_style_with_505" => LLHTTP_VERSION,
-      "TestConformanceLimits#test_rejects_two_host_fields_with_400" => NODE_HOST,
-      "TestConformanceLimits#test_rejects_host_with_userinfo_with_400" => NODE_HOST,
-      "TestConformanceLimits#test_rejects_host_with_space_with_400" => NODE_HOST,
-      "TestConformanceLimits#test_rejects_host_with_non_numeric_port_with_400" => NODE_HOST,
-      "TestConformanceLimits#test_rejects_host_with_unclosed_ipv6_with_400" => NODE_HOST,
-      "TestConformanceLimits#test_rejects_http_1_1_without_host_with_400" =>
-        "Node refuses it itself (its requireHostHeader check) with a bare 400, no content-type and no body, " \
-        "before up_node sees the request",
-      "TestConformanceLimits#test_rejects_te_unknown_coding_with_501" =>
-        "llhttp accepts 'Transfer-Encoding: gzip, chunked' and decodes only the chunked framing; up_node does " \
-        "not answer 501, so the app answers it with a 200",
-      "TestConformanceLimits#test_rejects_te_on_http_1_0_with_400" =>
-        "llhttp accepts Transfer-Encoding on an HTTP/1.0 request, which RFC 9112 §6.1 says to treat as faulty " \
-        "framing; the app answers it with a 200"
+      "TestConformanceLimits#test_rejects_no_version_with_400" =>
+        "llhttp reads a request line without a version as HTTP/0.9, so up_node's check of the version " \
+        "(node/up_node/request_check.js) answers 505 where up_ruby answers 400",
+      "TestConformanceLimits#test_rejects_two_spaces_after_method_with_400" =>
+        "llhttp takes two spaces after the method, and Node keeps no raw request line for up_node to check, " \
+        "so the app answers it with a 200"
     }
   }.freeze
 
