@@ -1,8 +1,8 @@
 # frozen_string_literal: true
 
 # HTTP/1.1 semantics every runtime must share (RFC 9112 §6 framing, §9 connection management;
-# RFC 9110 §9.3.2 HEAD, §10.1.1 Expect, §15.3.5 and §15.4.5 no-body statuses), over real
-# sockets against apps/http.ru.
+# RFC 9110 §9.3.2 HEAD, §10.1.1 Expect, §15.3.5 and §15.4.5 no-body statuses), and bodies
+# that are large or binary both ways, over real sockets against apps/http.ru.
 require_relative "helper"
 
 class TestConformanceHTTP < ConformanceTest
@@ -139,5 +139,36 @@ class TestConformanceHTTP < ConformanceTest
     assert_equal "GET /1? ", read_response(sock).body
     assert_equal "GET /2? ", read_response(sock).body
     assert closed_by_server?(sock)
+  end
+
+  def test_each_body_with_a_content_length_from_the_app_is_not_chunked
+    res = get("/each_with_length")
+    assert_equal "11", res["content-length"]
+    assert_nil res["transfer-encoding"]
+    assert_equal "onetwothree", res.body
+  end
+
+  # Every byte value, so no runtime may treat the body as text on the way in or out.
+  def test_binary_request_body_comes_back_byte_for_byte
+    body = (0..255).map(&:chr).join.b * 4
+    res = raw_request("POST /raw HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\nConnection: close\r\n\r\n#{body}".b)
+    assert_equal body.bytesize.to_s, res["content-length"]
+    assert res.body.b == body, "the body came back changed"
+  end
+
+  def test_large_request_body_reaches_the_app_whole
+    body = (0...1_048_576).map { |i| (97 + (i % 26)).chr }.join
+    sock = connect
+    sock.write("POST /raw HTTP/1.1\r\nHost: h\r\nContent-Length: #{body.bytesize}\r\n\r\n")
+    sock.write(body)
+    res = read_response(sock)
+    assert_equal 200, res.status
+    assert res.body == body, "the body came back changed"
+  end
+
+  def test_large_each_body_is_delivered_whole
+    res = get("/big")
+    assert_equal 64 * 65_536, res.body.bytesize
+    assert res.body == (0...64).map { |i| (97 + (i % 26)).chr * 65_536 }.join, "the body came out changed"
   end
 end

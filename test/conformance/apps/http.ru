@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
-# The app of the HTTP semantics and limits tests: echoes the request line's parts and the body,
-# answers 204/304 with a body the server must drop, streams an each body, and counts the
-# requests it sees (GET /calls), so a test can tell that a rejected request never reached it.
+# The app of the HTTP semantics and limits tests: echoes the request line's parts and the body
+# (/raw: the body bytes alone), answers 204/304 with a body the server must drop, streams each
+# bodies (/each, /each_with_length, /big: 4 MiB), and counts the requests it sees (GET /calls),
+# so a test can tell that a rejected request never reached it.
 # Runs unmodified on MRI and on Opal, under Rack::Lint where the runtime can load it.
 require_relative "conformance_lint"
 
@@ -28,6 +29,11 @@ run lambda { |env|
   when "/no_content" then [204, {}, ["a body the server must not send"]]
   when "/not_modified" then [304, {}, ["a body the server must not send"]]
   when "/each" then [200, { "content-type" => "text/plain" }, EachBody.new(%w[one two three])]
+  when "/each_with_length"
+    [200, { "content-type" => "text/plain", "content-length" => "11" }, EachBody.new(%w[one two three])]
+  when "/raw" then [200, { "content-type" => "application/octet-stream" }, [env["rack.input"].read]]
+  when "/big"
+    [200, { "content-type" => "text/plain" }, EachBody.new((0...64).map { |i| (97 + (i % 26)).chr * 65_536 })]
   else
     body = env["rack.input"].read
     [200, { "content-type" => "text/plain" }, ["#{env["REQUEST_METHOD"]} #{path}?#{env["QUERY_STRING"]} #{body}"]]
