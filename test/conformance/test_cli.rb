@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
-# The command line every runtime shares (README, "Using it"): -v, -h, and the one-line
-# errors, the same words with the runtime's own name, status 1, nothing started.
+# The command line every runtime shares (README, "Using it"): -v, -h, the one-line errors
+# (the same words with the runtime's own name, status 1, nothing started), and a stop on TERM
+# or INT with status 0.
 require_relative "helper"
 require "socket"
 require "up/options"
@@ -58,5 +59,14 @@ class TestConformanceCLI < ConformanceTest
     assert_match(%r{\A#{runtime}: cannot listen on tcp://127\.0\.0\.1:#{port}: Address already in use\b.*\n\z}, out)
   ensure
     taken&.close
+  end
+
+  %w[TERM INT].each do |signal|
+    define_method("test_#{signal.downcase}_stops_the_server_with_status_0") do
+      server = start_own_server("http.ru")
+      assert_equal 200, get("/").status
+      server.signal(signal)
+      assert server.wait(timeout: 15).success?, server.output
+    end
   end
 end
