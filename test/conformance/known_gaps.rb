@@ -20,6 +20,9 @@ module Conformance
       "TestConformanceErrors#test_invalid_response_body_part_not_a_string_is_a_500_and_the_server_keeps_serving" =>
         "up_node sends a body part that is not a String (an Integer) as its to_s, with a 200, instead of " \
         "refusing the response",
+      "TestConformanceResponses#test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing" =>
+        "Node's http module adds 'Connection: keep-alive' and 'Keep-Alive: timeout=N' to every keep-alive " \
+        "response; up_ruby sends neither (keep-alive is HTTP/1.1's default)",
       "TestConformanceResponses#test_early_hints_go_out_as_a_103_before_the_response" =>
         "Node's writeEarlyHints joins an Array value into one comma-separated line (link: a, b) where up_ruby " \
         "sends a line per value, as for the final response",

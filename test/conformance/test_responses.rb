@@ -20,6 +20,15 @@ class TestConformanceResponses < ConformanceTest
     assert_nil res["transfer-encoding"]
   end
 
+  # Issue 14: the same app gives the same headers, but date, on every runtime. The server adds
+  # only what HTTP needs: date and the framing (keep-alive is HTTP/1.1's default, RFC 9112 §9.3).
+  def test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing
+    sock = connect
+    sock.write("GET /array HTTP/1.1\r\nHost: h\r\n\r\n")
+    res = read_response(sock)
+    assert_equal %w[content-length content-type date], res.headers.keys.sort
+  end
+
   def test_each_body_is_chunked_and_an_empty_part_does_not_end_it
     res = get("/each")
     assert_equal [200, "one two"], [res.status, res.body]
