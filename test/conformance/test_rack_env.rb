@@ -5,6 +5,7 @@
 # as JSON.
 require_relative "helper"
 require "json"
+require "up/version"
 
 class TestConformanceRackEnv < ConformanceTest
   serve "env.ru"
@@ -18,7 +19,9 @@ class TestConformanceRackEnv < ConformanceTest
       { "REQUEST_METHOD" => "GET", "SCRIPT_NAME" => "", "PATH_INFO" => "/a/b", "QUERY_STRING" => "x=1&y=2",
         "SERVER_NAME" => "example.com", "SERVER_PORT" => "8080", "SERVER_PROTOCOL" => "HTTP/1.1",
         "HTTP_HOST" => "example.com:8080", "rack.url_scheme" => "http", "REMOTE_ADDR" => "127.0.0.1",
-        "rack.input read" => "", "keys are Strings" => true },
+        "REQUEST_URI" => "/a/b?x=1&y=2", "REQUEST_PATH" => "/a/b", "GATEWAY_INTERFACE" => "CGI/1.2",
+        "SERVER_SOFTWARE" => "UP! #{Up::VERSION}", "rack.hijack?" => false, "rack.multiprocess" => false,
+        "rack.run_once" => false, "rack.input read" => "", "keys are Strings" => true },
       %w[CONTENT_LENGTH CONTENT_TYPE]
     ],
     "no query string" => [
@@ -77,6 +80,16 @@ class TestConformanceRackEnv < ConformanceTest
       end
       absent.each { |key| refute env.key?(key), "#{key} must not be in the env" }
     end
+  end
+
+  # The same keys on every runtime, so an app that looks one up finds it everywhere.
+  def test_env_has_the_same_keys_on_every_runtime
+    res = raw_request("POST /k?q HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n#{CLOSE}\r\nx")
+    keys = %w[CONTENT_LENGTH CONTENT_TYPE GATEWAY_INTERFACE HTTP_CONNECTION HTTP_HOST PATH_INFO QUERY_STRING REMOTE_ADDR
+              REQUEST_METHOD REQUEST_PATH REQUEST_URI SCRIPT_NAME SERVER_NAME SERVER_PORT SERVER_PROTOCOL SERVER_SOFTWARE
+              rack.early_hints rack.errors rack.hijack? rack.input rack.multiprocess rack.multithread
+              rack.response_finished rack.run_once rack.url_scheme rack.version]
+    assert_equal keys, JSON.parse(res.body)["keys"]
   end
 
   def test_env_values_follow_the_spec

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # The app of the Rack env tests: GET or POST anything for the env as JSON (its String and
-# boolean values, the body read from rack.input, and whether the keys are Strings); /spec for
+# boolean values, the body read from rack.input, its keys and whether they are Strings); /spec for
 # the SPEC's rules on values; /input for what each rack.input method returns, in order;
 # /errors writes to rack.errors.
 # Runs unmodified on MRI and on Opal, under Rack::Lint where the runtime can load it (but
@@ -51,7 +51,8 @@ report_env = lambda do |env|
       {}
     else
       values = env.select { |_key, value| value.is_a?(String) || value == true || value == false }
-      values.merge("rack.input read" => env["rack.input"].read, "keys are Strings" => env.keys.all?(String))
+      values.merge("rack.input read" => env["rack.input"].read, "keys are Strings" => env.keys.all?(String),
+                   "keys" => env.keys.sort)
     end
   [200, { "content-type" => "application/json" }, [JSON.generate(report)]]
 end
