@@ -121,6 +121,19 @@ class ConformanceTest < Minitest::Test
     super
   end
 
+  # apps/responses.ru's count of closed bodies.
+  def closed_count
+    Integer(get("/closed").body)
+  end
+
+  # Waits (5 s at most) for apps/responses.ru's count of closed bodies to reach count. A server
+  # closes a body after sending its response, so the client may see the response first.
+  def assert_closed_count_reaches(count)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5
+    seen = closed_count until seen == count || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    assert_equal count, seen, "bodies closed"
+  end
+
   # A known gap of this runtime must fail: its failures become a pass noted at exit, and a pass
   # becomes a failure that says to remove the entry.
   def run
