@@ -8,20 +8,8 @@ require "stringio"
 require "up"
 require_relative "support/http_client"
 require_relative "support/test_server"
+require_relative "support/test_timeout"
 
-module UpTestTimeout
-  # Raised inside a test that runs too long, so minitest records it as that test's error.
-  class TestTookTooLong < Timeout::Error; end
-
-  LIMIT = Integer(ENV.fetch("UP_TEST_TIMEOUT", "60"))
-
-  def time_it(&block)
-    t0 = Minitest.clock_time
-    Timeout.timeout(LIMIT, TestTookTooLong, &block)
-  ensure
-    self.time = Minitest.clock_time - t0
-  end
-end
 Minitest::Test.prepend(UpTestTimeout)
 
 module UpTestHelpers

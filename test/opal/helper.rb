@@ -13,21 +13,9 @@ require "rbconfig"
 require "stringio"
 require "opal"
 require "opal/builder_scheduler/sequential"
+require_relative "../support/test_timeout"
 
-module OpalRackTestTimeout
-  # Raised inside a test that runs too long, so minitest records it as that test's error.
-  class TestTookTooLong < Timeout::Error; end
-
-  LIMIT = Integer(ENV.fetch("UP_TEST_TIMEOUT", "60"))
-
-  def time_it(&block)
-    t0 = Minitest.clock_time
-    Timeout.timeout(LIMIT, TestTookTooLong, &block)
-  ensure
-    self.time = Minitest.clock_time - t0
-  end
-end
-Minitest::Test.prepend(OpalRackTestTimeout)
+Minitest::Test.prepend(UpTestTimeout)
 
 module OpalRack
   ROOT = File.expand_path("../..", __dir__)

@@ -39,6 +39,19 @@ class CLIProcess
     raise "process ended before #{pattern.inspect}; output:\n#{@output}"
   end
 
+  # Reads the output already waiting, without blocking, so that a child kept up across many
+  # tests never stalls on a full pipe between two wait_for calls.
+  def read_available
+    return if @reader.closed?
+
+    loop do
+      chunk = @reader.read_nonblock(65_536, exception: false)
+      break if chunk.nil? || chunk == :wait_readable
+
+      @output << chunk
+    end
+  end
+
   # Waits for exit; returns the Process::Status. Kills after timeout.
   def wait(timeout: 30)
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout

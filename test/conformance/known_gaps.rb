@@ -1,0 +1,46 @@
+# frozen_string_literal: true
+
+# Where a runtime behaves differently from what the conformance suite asserts: runtime =>
+# "TestClass#test_name" => why. Each listed test still runs and must still fail on that
+# runtime (a fix shows up as a failure asking to remove the entry); test_known_gaps.rb checks
+# that every entry names a test, and that the README lists them as gaps_markdown writes them
+# (rake test:conformance:gaps prints it).
+module Conformance
+  KNOWN_GAPS = {
+    "up_ruby" => {},
+    "up_node" => {
+      "TestConformanceLint#test_an_app_wrapped_in_rack_lint_is_served" =>
+        "Rack::Lint does not load on Opal: opal/rack/lint.rb builds a regexp from " \
+        "Utils::URI_PARSER.make_regexp, which the URI shim (opal/uri/rfc2396_parser.rb) lacks, so the app " \
+        "stops with a NoMethodError; the other apps run without Lint on up_node",
+      "TestConformanceCLI#test_port_in_use_is_one_line_and_status_1" =>
+        "up_node logs a 'compiled ...' line first and words the error as Node does: 'cannot listen on " \
+        "http://127.0.0.1:PORT: listen EADDRINUSE: address already in use ...', where up_ruby says " \
+        "'cannot listen on tcp://127.0.0.1:PORT: Address already in use - bind(2) ...'",
+      "TestConformanceErrors#test_invalid_response_body_part_not_a_string_is_a_500_and_the_server_keeps_serving" =>
+        "up_node sends a body part that is not a String (an Integer) as its to_s, with a 200, instead of " \
+        "refusing the response",
+      "TestConformanceResponses#test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing" =>
+        "Node's http module adds 'Connection: keep-alive' and 'Keep-Alive: timeout=N' to every keep-alive " \
+        "response; up_ruby sends neither (keep-alive is HTTP/1.1's default)",
+      "TestConformanceResponses#test_early_hints_go_out_as_a_103_before_the_response" =>
+        "Node's writeEarlyHints joins an Array value into one comma-separated line (link: a, b) where up_ruby " \
+        "sends a line per value, as for the final response",
+      "TestConformanceLimits#test_rejects_no_version_with_400" =>
+        "llhttp reads a request line without a version as HTTP/0.9, so up_node's check of the version " \
+        "(node/up_node/request_check.js) answers 505 where up_ruby answers 400",
+      "TestConformanceLimits#test_rejects_two_spaces_after_method_with_400" =>
+        "llhttp takes two spaces after the method, and Node keeps no raw request line for up_node to check, " \
+        "so the app answers it with a 200"
+    }
+  }.freeze
+
+  # The README's list of the gaps: a line per runtime, a bullet per test with its reason.
+  def self.gaps_markdown
+    KNOWN_GAPS.map do |runtime, gaps|
+      next "- `#{runtime}`: none\n" if gaps.empty?
+
+      "- `#{runtime}`:\n" + gaps.map { |test, reason| "  - `#{test}`: #{reason}\n" }.join
+    end.join
+  end
+end
