@@ -57,7 +57,7 @@ class TestUpNodeApps < Minitest::Test
        "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
        "GET /flavour HTTP/1.1\r\nHost: h\r\nCookie: flavour=ginger; other=1\r\n\r\n"]
     )
-    # Roda matches path segments as they come, escaped (its unescape_path plugin would not).
+    # Roda matches path segments as they come, escaped (its unescape_path plugin decodes them).
     assert_equal ["Hello, J%C3%BCrgen!\n", %({"id":3,"name":"item 3"})], [ruby[1].body, node[2].body]
     assert_equal({ "q" => "1", "name" => "Ada", "tags" => ["x y"] }, JSON.parse(node[6].body))
     assert_equal [422, 403, 404], node.values_at(8, 9, 10).map(&:status)
