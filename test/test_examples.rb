@@ -28,6 +28,19 @@ class TestExamples < Minitest::Test
     assert_includes body, 'QUERY_STRING = "x=1"'
   end
 
+  # Unmodified Roda (routing, params, JSON, halt, an encrypted session) is valid Rack. Its
+  # answers on up_ruby and up_node are compared in test_up_node_apps.rb.
+  def test_roda_is_valid_rack_with_its_session
+    serve_example("roda")
+    assert_equal "Hello, Ada!\n", get("/hello/Ada").body
+    assert_equal 403, get("/admin").status
+    first = raw_request("POST /visits HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    cookie = first["set-cookie"][/\Aroda\.session=[^;]+/]
+    again = raw_request("POST /visits HTTP/1.1\r\nHost: h\r\nCookie: #{cookie}\r\nContent-Length: 0\r\n" \
+                        "Connection: close\r\n\r\n")
+    assert_equal [%({"visits":1}), %({"visits":2})], [first.body, again.body]
+  end
+
   def test_streaming_sends_ticks_as_they_come
     serve_example("streaming", threads: 2)
     sock = connect

@@ -9,4 +9,10 @@ class TestOpalStdlibShims < Minitest::Test
     out = assert_same_on_opal_and_mri("stdlib_shims")
     assert_includes out, Digest::SHA256.hexdigest("The quick brown fox – jumps")
   end
+
+  # Roda's sessions: AES-256-CTR, HMAC-SHA-256 and the pack directives of its cookie.
+  def test_openssl_cipher_hmac_and_pack_match_mri
+    out = assert_same_on_opal_and_mri("openssl_pack")
+    assert_includes out, "#<Encoding:ASCII-8BIT>"
+  end
 end

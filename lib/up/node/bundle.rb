@@ -29,7 +29,7 @@ module Up
       # which must run before any Rack file; our glue.
       PRELUDE = %w[opal nodejs rack_compat up/node/boot].freeze
       # Our own files that shape the output besides those Opal reads.
-      TOOLS = [__FILE__, File.join(__dir__, "rackup_processor.rb")].freeze
+      TOOLS = [__FILE__, *%w[rackup_processor.rb roda_plugins.rb].map { |f| File.join(__dir__, f) }].freeze
 
       attr_reader :path, :seconds
 
@@ -77,13 +77,31 @@ module Up
       # Sequential: Opal's default scheduler compiles in forked children, and when one of them
       # hits a syntax error the parent fails with "closed stream" instead of the error. The
       # compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
+      #
+      # An app on Roda is compiled twice: the first compile shows which Roda plugins it loads
+      # (Up::Node::RodaPlugins; Roda requires them by a name built at run time), the second
+      # puts them in the bundle as files Roda's require finds.
       def compile
         require "opal"
         require "opal/builder_scheduler/sequential"
         require_relative "rackup_processor"
+        require_relative "roda_plugins"
         # The app's directory last: Opal resolves config.ru's require_relative against the
         # name it was compiled under, and finds only files on its load path.
         @paths = [OPAL_DIR, *Opal.paths, *@load_paths, File.dirname(@rackup)]
+        builder = compile_app
+        plugins = RodaPlugins.new(@paths).requires(builder.processed.map(&:abs_path).compact)
+        plugins.empty? ? builder : compile_app(plugins)
+      rescue Opal::Builder::MissingRequire => e
+        requirer = e.message[/A file required by "(.*?)" wasn't found/, 1]&.then { |f| resolve(f) }
+        missing = e.message[/can't find file: (".*?") in:/, 1]
+        raise CompileError, "#{requirer ? "#{display(requirer)}: " : ""}cannot load #{missing}: not on the Opal load path"
+      rescue ::SyntaxError, Opal::Error => e
+        raise CompileError, "#{where(e)}#{e.message.lines.first.strip}"
+      end
+
+      # requirable: names compiled in without being run, for requires made at run time.
+      def compile_app(requirable = [])
         # A reader of our own: Builder#append_paths would put these after Opal's stdlib,
         # where the shims could not shadow it.
         extensions = Opal::Builder.extensions.flat_map { |ext| [".#{ext}", ".js.#{ext}"] }
@@ -91,15 +109,10 @@ module Up
                                     scheduler: Opal::BuilderScheduler::Sequential)
         quietly do
           PRELUDE.each { |name| builder.build(name) }
+          requirable.each { |name| builder.build_require(name) }
           builder.build_str(rackup_source, File.basename(@rackup))
         end
         builder
-      rescue Opal::Builder::MissingRequire => e
-        requirer = e.message[/A file required by "(.*?)" wasn't found/, 1]&.then { |f| resolve(f) }
-        missing = e.message[/can't find file: (".*?") in:/, 1]
-        raise CompileError, "#{requirer ? "#{display(requirer)}: " : ""}cannot load #{missing}: not on the Opal load path"
-      rescue ::SyntaxError, Opal::Error => e
-        raise CompileError, "#{where(e)}#{e.message.lines.first.strip}"
       end
 
       # The map Node applies to stack traces (node --enable-source-maps), so that an app's

@@ -1,0 +1,114 @@
+# frozen_string_literal: true
+# backtick_javascript: true
+
+require 'rack_compat/bytes'
+
+# The slice of OpenSSL that Roda's sessions plugin uses, on Node's crypto module: Opal has
+# no OpenSSL. The plugin encrypts each session cookie with AES-256-CTR and signs it with
+# HMAC-SHA-256, so a cookie made on MRI opens here and the other way round. Keys, ivs and
+# data are taken as bytes (either string kind, RackCompat::Bytes.to_buffer); results are
+# binary strings. Nothing else of OpenSSL is here.
+module OpenSSL
+  class OpenSSLError < StandardError; end
+
+  # OpenSSL::Digest::SHA256.new names the hash for HMAC; only its name is used.
+  class Digest
+    attr_reader :name
+
+    def initialize(name)
+      @name = name
+    end
+
+    class SHA1 < Digest
+      def initialize = super('SHA1')
+    end
+
+    class SHA256 < Digest
+      def initialize = super('SHA256')
+    end
+  end
+
+  module HMAC
+    def self.digest(digest, key, data)
+      RackCompat::Bytes.from_buffer(node_hmac(digest, key, data))
+    end
+
+    def self.hexdigest(digest, key, data)
+      `#{node_hmac(digest, key, data)}.toString('hex')`
+    end
+
+    def self.node_hmac(digest, key, data)
+      name = digest.is_a?(Digest) ? digest.name : digest.to_s
+      %x{
+        return require('crypto').createHmac(#{name.downcase}, #{RackCompat::Bytes.to_buffer(key)})
+          .update(#{RackCompat::Bytes.to_buffer(data)}).digest();
+      }
+    end
+  end
+
+  # One cipher, as MRI's: choose encrypt or decrypt, set key and iv, then update and final.
+  # Node's Cipheriv needs the key and iv up front, so it is made at the first update.
+  class Cipher
+    class CipherError < OpenSSLError; end
+
+    def initialize(name)
+      @name = name.to_s.downcase
+      known = `require('crypto').getCiphers().includes(#{@name})`
+      raise CipherError, "unsupported cipher algorithm (#{name})" unless known
+
+      info = `require('crypto').getCipherInfo(#{@name})`
+      @key_len = `info.keyLength`
+      @iv_len = `info.ivLength || 0`
+      @mode = :encrypt
+    end
+
+    def encrypt
+      @mode = :encrypt
+      self
+    end
+
+    def decrypt
+      @mode = :decrypt
+      self
+    end
+
+    def key=(key)
+      raise ArgumentError, "key must be #{@key_len} bytes" unless key.bytesize == @key_len
+
+      @key = RackCompat::Bytes.to_buffer(key)
+    end
+
+    def iv=(iv)
+      raise ArgumentError, "iv must be #{@iv_len} bytes" unless iv.bytesize == @iv_len
+
+      @iv = RackCompat::Bytes.to_buffer(iv)
+    end
+
+    # A fresh random iv, set and returned, as MRI's.
+    def random_iv
+      iv = RackCompat::Bytes.from_buffer(`require('crypto').randomBytes(#{@iv_len})`)
+      self.iv = iv
+      iv
+    end
+
+    def update(data)
+      RackCompat::Bytes.from_buffer(`#{node_cipher}.update(#{RackCompat::Bytes.to_buffer(data)})`)
+    end
+
+    def final
+      RackCompat::Bytes.from_buffer(`#{node_cipher}.final()`)
+    end
+
+    private
+
+    def node_cipher
+      raise CipherError, 'key not set' unless @key
+
+      @node_cipher ||= if @mode == :encrypt
+                         `require('crypto').createCipheriv(#{@name}, #{@key}, #{@iv})`
+                       else
+                         `require('crypto').createDecipheriv(#{@name}, #{@key}, #{@iv})`
+                       end
+    end
+  end
+end

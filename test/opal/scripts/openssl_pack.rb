@@ -1,0 +1,44 @@
+# frozen_string_literal: true
+
+# The shims Roda's sessions need (opal/openssl.rb, opal/rack_compat/pack.rb) against MRI's
+# OpenSSL and pack: the same bytes for the same key, iv and data.
+require "openssl"
+
+# Opal's own unpack1 reads only the first letter of a format, so hex is made from bytes here.
+hex = ->(str) { str.bytes.map { |b| format("%02x", b) }.join }
+
+key = (0..31).map(&:chr).join.b
+iv = "0123456789abcdef".b
+plain = "{\"visits\":3,\"name\":\"J\u00fcrgen\"}".b
+
+cipher = OpenSSL::Cipher.new("aes-256-ctr")
+cipher.encrypt
+cipher.key = key
+cipher.iv = iv
+sealed = cipher.update(plain) + cipher.final
+p sealed.bytesize, hex.(sealed), sealed.encoding
+
+opener = OpenSSL::Cipher.new("aes-256-ctr")
+opener.decrypt
+opener.key = key
+opener.iv = iv
+p (opener.update(sealed) + opener.final).force_encoding("UTF-8")
+p OpenSSL::Cipher.new("aes-256-ctr").encrypt.random_iv.bytesize
+
+mac = OpenSSL::HMAC.digest(OpenSSL::Digest::SHA256.new, key, sealed)
+p mac.bytesize, hex.(mac), mac.encoding
+p OpenSSL::HMAC.hexdigest(OpenSSL::Digest::SHA1.new, "k\u00e9y", "d\u00e4ta")
+begin
+  OpenSSL::Cipher.new("no-such-cipher")
+rescue StandardError
+  p "refused" # RuntimeError on Ruby 3.1's openssl, CipherError on later ones and here
+end
+
+p hex.([1, 0x1234, 0xdeadbeef].pack("vVV")), [0xfffe, 7, 0].pack("vVV").unpack("vVV")
+p [mac].pack("m0"), [plain].pack("m"), ["x" * 50].pack("m"), [""].pack("m")
+p hex.("3q2+7w==".unpack1("m0")), "3q2+7w==".unpack("m0")[0].encoding
+begin
+  "3q2+7w=".unpack1("m0")
+rescue ArgumentError => e
+  p e.class
+end
