@@ -9,17 +9,10 @@ module Conformance
   KNOWN_GAPS = {
     "up_ruby" => {},
     "up_node" => {
-      "TestConformanceLint#test_an_app_wrapped_in_rack_lint_is_served" =>
-        "Rack::Lint does not load on Opal: opal/rack/lint.rb builds a regexp from " \
-        "Utils::URI_PARSER.make_regexp, which the URI shim (opal/uri/rfc2396_parser.rb) lacks, so the app " \
-        "stops with a NoMethodError; the other apps run without Lint on up_node",
       "TestConformanceCLI#test_port_in_use_is_one_line_and_status_1" =>
         "up_node logs a 'compiled ...' line first and words the error as Node does: 'cannot listen on " \
         "http://127.0.0.1:PORT: listen EADDRINUSE: address already in use ...', where up_ruby says " \
         "'cannot listen on tcp://127.0.0.1:PORT: Address already in use - bind(2) ...'",
-      "TestConformanceErrors#test_invalid_response_body_part_not_a_string_is_a_500_and_the_server_keeps_serving" =>
-        "up_node sends a body part that is not a String (an Integer) as its to_s, with a 200, instead of " \
-        "refusing the response",
       "TestConformanceResponses#test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing" =>
         "Node's http module adds 'Connection: keep-alive' and 'Keep-Alive: timeout=N' to every keep-alive " \
         "response; up_ruby sends neither (keep-alive is HTTP/1.1's default)",

@@ -1,8 +1,7 @@
 # frozen_string_literal: true
 
-# Rack::Lint around an app: the suite's apps use it on every runtime where it loads
-# (apps/conformance_lint.rb); this test says whether the runtime is one, so a runtime that
-# learns to load it shows up here.
+# Rack::Lint around an app: the suite's apps run under it on every runtime (Opal included,
+# through opal/rack/lint.rb); this test says plainly when a runtime cannot load it.
 require_relative "helper"
 
 class TestConformanceLint < ConformanceTest

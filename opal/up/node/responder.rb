@@ -26,7 +26,9 @@ module Up
         check_status(status)
         flat = flatten(headers)
         when_finished(status, headers)
-        if body.respond_to?(:to_ary)
+        if no_body?(status)
+          send_head_only(status, flat, body)
+        elsif body.respond_to?(:to_ary)
           send_parts(status, flat, body)
         elsif body.respond_to?(:to_path) && File.file?(body.to_path.to_s)
           closer = -> { body.close if body.respond_to?(:close) }
@@ -63,8 +65,30 @@ module Up
         flat
       end
 
+      # RFC 9110 §6.4.1 and §9.3.2: no content in a HEAD response, a 1xx, 204 or 304.
+      def no_body?(status)
+        @env["REQUEST_METHOD"] == "HEAD" || status < 200 || status == 204 || status == 304
+      end
+
+      # The body is closed unread, as up_ruby does; HEAD gets the length GET would have when
+      # an Array body tells it without running anything (sendParts computes it; Node sends no
+      # content for HEAD).
+      def send_head_only(status, flat, body)
+        parts = @env["REQUEST_METHOD"] == "HEAD" && body.respond_to?(:to_ary) ? body.to_ary : []
+        parts.each { |part| check_part(part) }
+        `#{@exchange}.sendParts(#{status}, #{flat}, #{parts})`
+        nil
+      ensure
+        body.close if body.respond_to?(:close)
+      end
+
+      def check_part(part)
+        raise InvalidResponse, "the body yielded a #{part.class}, not a String" unless part.is_a?(String)
+      end
+
       def send_parts(status, flat, body)
         parts = body.to_ary
+        parts.each { |part| check_part(part) }
         `#{@exchange}.sendParts(#{status}, #{flat}, #{parts})`
         nil
       ensure
@@ -73,7 +97,10 @@ module Up
 
       def send_each(status, flat, body)
         `#{@exchange}.head(#{status}, #{flat})`
-        body.each { |part| `#{@exchange}.write(#{part})` }
+        body.each do |part|
+          check_part(part)
+          `#{@exchange}.write(#{part})`
+        end
         `#{@exchange}.end()`
         nil
       ensure

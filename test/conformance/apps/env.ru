@@ -4,10 +4,9 @@
 # boolean values, the body read from rack.input, its keys and whether they are Strings); /spec for
 # the SPEC's rules on values; /input for what each rack.input method returns, in order;
 # /errors writes to rack.errors.
-# Runs unmodified on MRI and on Opal, under Rack::Lint where the runtime can load it (but
-# /input).
+# Runs unmodified on MRI and on Opal, under Rack::Lint (but /input).
 require "json"
-require_relative "conformance_lint"
+require "rack/lint"
 
 # rack.input's answers in a fixed order: partial reads, gets, reads at the end, rewind, each.
 def input_report(input)
@@ -56,7 +55,7 @@ report_env = lambda do |env|
     end
   [200, { "content-type" => "application/json" }, [JSON.generate(report)]]
 end
-linted = CONFORMANCE_LINT ? Rack::Lint.new(report_env) : report_env
+linted = Rack::Lint.new(report_env)
 
 # /input goes around Lint: its rack.input wrapper has no rewind (Rack 3 made it optional),
 # and UP! gives it on every runtime.

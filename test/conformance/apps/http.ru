@@ -5,7 +5,7 @@
 # bodies (/each, /each_with_length, /big: 4 MiB), and counts the requests it sees (GET /calls),
 # so a test can tell that a rejected request never reached it.
 # Runs unmodified on MRI and on Opal, under Rack::Lint where the runtime can load it.
-require_relative "conformance_lint"
+require "rack/lint"
 
 # An each body of several parts: the server does not know its length.
 class EachBody
@@ -20,7 +20,7 @@ end
 
 calls = 0
 
-use Rack::Lint if CONFORMANCE_LINT
+use Rack::Lint
 run lambda { |env|
   path = env["PATH_INFO"]
   calls += 1 unless path == "/calls"

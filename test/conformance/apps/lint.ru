@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # Rack::Lint around the smallest app, on every runtime: TestConformanceLint starts it to tell
-# whether the runtime can load Lint at all (apps/conformance_lint.rb).
+# that the runtime loads Lint at all, before the other apps' tests use it.
 require "rack/lint"
 
 use Rack::Lint

@@ -7,7 +7,7 @@
 # MRI and on Opal, under Rack::Lint where the runtime can load it (but /invalid/, which Lint
 # would refuse before the server sees it).
 require "rack/body_proxy"
-require_relative "conformance_lint"
+require "rack/lint"
 
 # Counts the bodies the server closed, for /closed to report.
 class ClosedCount
@@ -88,7 +88,7 @@ app = lambda do |env|
   else [404, text, ["not found"]]
   end
 end
-linted = CONFORMANCE_LINT ? Rack::Lint.new(app) : app
+linted = Rack::Lint.new(app)
 
 run lambda { |env|
   path = env["PATH_INFO"]
