@@ -80,6 +80,12 @@ class TestConformanceHTTP < ConformanceTest
     20.times { |i| assert_equal "POST /#{i}? #{"x" * (i + 1)}", read_response(sock).body }
   end
 
+  # RFC 9112 §2.2: a server should ignore at least one empty line before the request line.
+  def test_empty_lines_before_the_request_line_are_ignored
+    res = raw_request("\r\nGET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    assert_equal 200, res.status
+  end
+
   def test_connection_close_request_closes_after_the_response
     sock = connect
     sock.write("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")

@@ -82,6 +82,12 @@ class TestConformanceLimits < ConformanceTest
     assert_refused("GET / HTTP/1.1\r\nHost: h\r\nX-A : b\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n", 400)
   end
 
+  # Refused once parsed (a fragment in the target: node/up_node/request_check.js on Node): what
+  # came behind it is not served either.
+  def test_request_after_one_refused_for_its_target_is_never_served
+    assert_refused("GET /x#frag HTTP/1.1\r\nHost: h\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n", 400)
+  end
+
   def test_cl_te_smuggling_attempt_reaches_nothing
     assert_refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n" \
                    "0\r\n\r\nGET /admin HTTP/1.1\r\nHost: h\r\n\r\n", 400)

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # Every request a server must refuse, as raw bytes, with the status up_ruby's engine answers:
-# test_request_invalid.rb sends them to up_ruby, test_up_node_request_invalid.rb to up_node.
+# test_request_invalid.rb sends them to up_ruby, conformance/test_limits.rb to every runtime.
 # RFC 9112 §2.2 (bare CR, leading empty lines), §3 (request line), §3.2 (Host), §5.1 (no space
 # before the colon), §5.2 (obs-fold), §6.1 (Transfer-Encoding, CL+TE), §6.3 (framing), §7.1
 # (chunked); RFC 9110 §5.5 (field values), §8.6 (Content-Length), §15.5.14 (413), RFC 6585 §5
