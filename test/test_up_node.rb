@@ -235,7 +235,7 @@ class TestUpNode < Minitest::Test
     first = start_up_node
     status, out = run_up_node("-p", first.port.to_s)
     assert_equal 1, status.exitstatus
-    assert_match(/^up_node: cannot listen on http:\/\/127\.0\.0\.1:#{first.port}: .*EADDRINUSE/, out)
+    assert_equal "up_node: cannot listen on tcp://127.0.0.1:#{first.port}: Address already in use - bind(2)\n", out
   end
 
   def test_missing_config_ru_is_a_clear_error

@@ -58,6 +58,7 @@ function run(options) {
       if (options.pid_file) fs.writeFileSync(options.pid_file, `${process.pid}\n`);
       log.line(`UP! ${options.version} master ${process.pid} listening on ${message.listening.join(', ')} ` +
         `(workers ${options.workers}, node ${process.version})`);
+      log.line(options.build_note);
     });
   };
 

@@ -30,6 +30,20 @@ function url(bind, port) {
   return `http://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
 }
 
+// What up_ruby says when it cannot bind (Up::Bind#to_s, then Ruby's Errno message), so that
+// scripts and people see one message whatever the runtime.
+const BIND_ERRORS = {
+  EADDRINUSE: 'Address already in use',
+  EACCES: 'Permission denied',
+  EADDRNOTAVAIL: 'Cannot assign requested address',
+};
+
+function bindError(bind, port, error) {
+  const where = bind.path ? `unix://${bind.path}` : `tcp://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
+  const what = BIND_ERRORS[error.code] ? `${BIND_ERRORS[error.code]} - bind(2)` : error.message;
+  return `cannot listen on ${where}: ${what}`;
+}
+
 // Listens on each bind in turn, so that port 0 is picked once and every other TCP address
 // gets the same port. Calls done(urls) or fail(message).
 function listenAll(options, handler, log, done, fail) {
@@ -49,7 +63,7 @@ function listenAll(options, handler, log, done, fail) {
       // As up_ruby's binder: an address this host does not have ("localhost" naming ::1
       // where IPv6 is off) is skipped, as long as another one is bound.
       if (bind.ipv6 && error.code === 'EADDRNOTAVAIL') return next(i + 1);
-      fail(`cannot listen on ${url(bind, port)}: ${error.message}`);
+      fail(bindError(bind, port, error));
     });
     const ready = () => {
       if (!bind.path) {
@@ -105,6 +119,7 @@ function run(options) {
         process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
       }
       log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version})`);
+      log.line(options.build_note);
     }
   }, fail);
 }

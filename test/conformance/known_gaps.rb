@@ -9,10 +9,6 @@ module Conformance
   KNOWN_GAPS = {
     "up_ruby" => {},
     "up_node" => {
-      "TestConformanceCLI#test_port_in_use_is_one_line_and_status_1" =>
-        "up_node logs a 'compiled ...' line first and words the error as Node does: 'cannot listen on " \
-        "http://127.0.0.1:PORT: listen EADDRINUSE: address already in use ...', where up_ruby says " \
-        "'cannot listen on tcp://127.0.0.1:PORT: Address already in use - bind(2) ...'",
       "TestConformanceResponses#test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing" =>
         "Node's http module adds 'Connection: keep-alive' and 'Keep-Alive: timeout=N' to every keep-alive " \
         "response; up_ruby sends neither (keep-alive is HTTP/1.1's default)",

@@ -3,7 +3,6 @@
 require "json"
 require "socket"
 require_relative "../bind"
-require_relative "../log"
 require_relative "../start_error"
 require_relative "../version"
 require_relative "bundle"
@@ -33,14 +32,16 @@ module Up
       # Does not return when Node starts (exec); raises StartError otherwise.
       def run
         check_supported
+        check_log_file
         rackup = @options[:rackup]
         raise StartError, "#{rackup} not found" unless File.file?(rackup)
 
         bundle = Bundle.new(rackup)
         state = bundle.ensure_built
-        log.call(format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds))
+        # Logged by Node after its "listening" line: a start that cannot bind says one line.
+        note = format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds)
         # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
-        exec(node_env(bundle.path), node, "--enable-source-maps", MAIN)
+        exec(node_env(bundle.path, note), node, "--enable-source-maps", MAIN)
       rescue Bundle::CompileError => e
         raise StartError, e.message
       rescue SystemCallError => e
@@ -60,14 +61,15 @@ module Up
         ENV.fetch("UP_NODE", "node")
       end
 
-      def log
-        @log ||= @options[:log_file] ? Log.open(@options[:log_file]) : Log.new
+      # Node writes the log; a file it could not open is refused here, as up_ruby words it.
+      def check_log_file
+        File.open(@options[:log_file], "a") { nil } if @options[:log_file]
       rescue SystemCallError => e
         raise StartError, "cannot open log file: #{e.message}"
       end
 
-      def node_env(bundle_path)
-        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION)
+      def node_env(bundle_path, build_note)
+        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, build_note: build_note)
         env = { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path }
         # -e, as up_ruby does it: the app reads RACK_ENV.
         env["RACK_ENV"] = @options[:environment] || ENV["RACK_ENV"] || "development"
