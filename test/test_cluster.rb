@@ -166,7 +166,7 @@ class TestCluster < Minitest::Test
     pid = fork do
       master_signals.trap("TERM") # the handler the fork inherits (installed in the master)
       Process.kill(:TERM, Process.pid)
-      sleep 0.01 until master_signals.stray
+      sleep 0.01 while master_signals.strays.empty?
       Up::Cluster::Worker.new(
         index: 0, phase: 0, pipe: pipe_w, check: check_r, master_signals: master_signals, close: [check_w, pipe_r],
         options: { worker_timeout: 60 }, server_options: { threads: 1, shutdown_timeout: 5, multiprocess: true },
@@ -193,5 +193,41 @@ class TestCluster < Minitest::Test
     end
     master_signals&.close
     [listener, check_w, pipe_r].each { |io| io&.close unless io&.closed? }
+  end
+
+  # The same window for HUP: logrotate renamed the log while the worker was starting. The
+  # worker reopens its log once its traps are in, instead of writing to the renamed file.
+  def test_log_reopen_that_reaches_a_worker_before_its_traps_is_kept
+    require "up/launcher"
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "up.log")
+      log = Up::Log.open(path)
+      master_signals = Up::SignalPipe.new
+      listener = TCPServer.new("127.0.0.1", 0)
+      pid = fork do
+        master_signals.trap("HUP", "TERM")
+        File.rename(path, "#{path}.1")
+        Process.kill(:HUP, Process.pid)
+        Process.kill(:TERM, Process.pid)
+        sleep 0.01 while master_signals.strays.size < 2
+        check_r, = IO.pipe
+        Up::Cluster::Worker.new(
+          index: 0, phase: 0, pipe: IO.pipe.last, check: check_r, master_signals: master_signals, close: [],
+          options: { worker_timeout: 60 }, server_options: { threads: 1, shutdown_timeout: 5, multiprocess: true },
+          sockets: [listener], log: log, hooks: Up::Hooks.new, app: ->(_) { [200, {}, []] },
+          load_app: nil, title: "test worker"
+        ).run
+      rescue Exception # rubocop:disable Lint/RescueException
+        exit!(3) # never minitest's at_exit in the fork
+      end
+      _, status = Process.wait2(pid)
+      assert status.success?, "the worker's exit: #{status.inspect}"
+      assert File.exist?(path), "the worker did not reopen its log"
+      assert_includes File.read(path), "worker 0 reopened #{path}"
+      assert_empty master_signals.take, "the worker woke the master"
+    ensure
+      listener&.close
+      master_signals&.close
+    end
   end
 end

@@ -10,20 +10,22 @@ module Up
   # A forked worker runs its parent's handlers until it installs its own. A signal in that
   # window must not wake the parent (the worker holds a copy of the parent's pipe), so a
   # handler writes only in the process that installed it; in another it keeps the name of a
-  # stop signal in #stray, and the worker stops once it can.
+  # signal the worker acts on in #strays, and the worker acts on it once it can.
   class SignalPipe
     BYTES = { "INT" => "I", "TERM" => "T", "QUIT" => "Q", "HUP" => "H", "USR1" => "1", "USR2" => "2",
               "TTIN" => "+", "TTOU" => "-", "CHLD" => "C" }.freeze
     NAMES = BYTES.invert.freeze
-    # The signals a forked worker keeps from its window without traps; it drops the others.
-    STOPS = %w[INT TERM QUIT].freeze
+    # The signals a forked worker keeps from its window without traps (a stop, a log reopen);
+    # it drops the others, which only a master acts on.
+    KEPT = %w[INT TERM QUIT HUP].freeze
 
-    attr_reader :reader, :stray
+    # The kept signals that reached a forked process before its own traps, in order.
+    attr_reader :reader, :strays
 
     def initialize
       @reader, @writer = IO.pipe
       @pid = Process.pid
-      @stray = nil
+      @strays = []
     end
 
     def trap(*signals)
@@ -32,8 +34,8 @@ module Up
         Signal.trap(name) do
           if Process.pid == @pid
             post(name, byte)
-          elsif STOPS.include?(name)
-            @stray = name
+          elsif KEPT.include?(name)
+            @strays << name
           end
         end
       end

@@ -53,9 +53,12 @@ module Up
         signals = SignalPipe.new.trap(*SIGNALS)
         IGNORED.each { |name| Signal.trap(name, "IGNORE") }
         Signal.trap("CHLD", "DEFAULT")
-        # A stop that came before our traps were in reached the master's handler, which kept it.
-        @stop_asked = !@master_signals.stray.nil?
+        # A stop or a log reopen that came before our traps were in reached the master's
+        # handler, which kept it.
+        strays = @master_signals.strays
+        @stop_asked = strays.intersect?(%w[INT TERM QUIT])
         @master_signals.close
+        reopen_log if strays.include?("HUP")
         @close.each { |io| io.close unless io.closed? }
         Process.setproctitle(@title)
         control = Thread.new { control(signals) }
@@ -107,7 +110,7 @@ module Up
         when "INT", "TERM" then stop
         when "QUIT" then stop(0)
         when "HUP"
-          @log.call("worker #{@index} reopened #{@log.path}") if @log.reopen
+          reopen_log
           @server&.reopen_access_log
         end
       end
@@ -116,6 +119,12 @@ module Up
       def stop(timeout = nil)
         @stop_asked = true
         timeout ? @server&.stop(timeout) : @server&.stop
+      end
+
+      # HUP: the log file was renamed (logrotate); the access log, when the server has one, is
+      # reopened by the caller.
+      def reopen_log
+        @log.call("worker #{@index} reopened #{@log.path}") if @log.reopen
       end
 
       # The stats as one JSON line ("{}" while the app loads); short enough for one atomic
