@@ -102,17 +102,19 @@ class TestCluster < Minitest::Test
   end
 
   # The heartbeat comes from a Ruby thread: app threads that keep the GVL busy delay it by
-  # a time slice each (100 ms), far from the timeout; the worker is not taken for hung.
+  # a time slice each (100 ms), far from the timeout; the worker is not taken for hung, though
+  # each call runs longer than the timeout. (A 1 s timeout was too close when other work
+  # loaded the machine: 4 spinning threads per worker and 2 workers on 2 shared cores.)
   def test_worker_whose_app_threads_hog_the_gvl_is_not_taken_for_hung
     File.write(File.join(@dir, "busy.ru"), <<~RU)
       run lambda { |env|
-        t = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 2
+        t = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 3
         x = 0
         x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) < t
         [200, {}, [Process.pid.to_s]]
       }
     RU
-    server = start_up("-w", "2", "-t", "4", "--worker-timeout", "1", app: File.join(@dir, "busy.ru"))
+    server = start_up("-w", "2", "-t", "4", "--worker-timeout", "2", app: File.join(@dir, "busy.ru"))
     booted(server, 2)
     socks = Array.new(6) { connect(server.port).tap { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n") } }
     socks.each { |s| assert_equal 200, read_response(s).status }
