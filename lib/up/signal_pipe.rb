@@ -15,9 +15,10 @@ module Up
     BYTES = { "INT" => "I", "TERM" => "T", "QUIT" => "Q", "HUP" => "H", "USR1" => "1", "USR2" => "2",
               "TTIN" => "+", "TTOU" => "-", "CHLD" => "C" }.freeze
     NAMES = BYTES.invert.freeze
+    STOPS = %w[INT TERM QUIT].freeze
     # The signals a forked worker keeps from its window without traps (a stop, a log reopen);
     # it drops the others, which only a master acts on.
-    KEPT = %w[INT TERM QUIT HUP].freeze
+    KEPT = [*STOPS, "HUP"].freeze
 
     # The kept signals that reached a forked process before its own traps, in order.
     attr_reader :reader, :strays

@@ -56,7 +56,7 @@ module Up
         # A stop or a log reopen that came before our traps were in reached the master's
         # handler, which kept it.
         strays = @master_signals.strays
-        @stop_asked = strays.intersect?(%w[INT TERM QUIT])
+        @stop_asked = strays.intersect?(SignalPipe::STOPS)
         @master_signals.close
         reopen_log if strays.include?("HUP")
         @close.each { |io| io.close unless io.closed? }
