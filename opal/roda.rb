@@ -3,6 +3,8 @@
 # UP!: a replacement of Roda's lib/roda.rb for Opal (see opal/README.md), which Opal loads
 # instead of the gem's file because opal/ comes first on its load path.
 # Based on Roda 3.109.0, sha256 of the original: 2f3cb71eabb47daef8aa2ae64da200148e2cdd0585bd1e75c1c16df56deef25d
+# Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
+# earlier authors its MIT-LICENSE names.
 # Three things in this file cannot work under Opal, each changed where it is marked `UP!:`:
 # - define_roda_method tells a Symbol name (used as given) from a String (made unique) by
 #   its class, and in Opal a Symbol is a String: every route block went to a fresh name and

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# Rewrites of Rack 3.2.8 methods of the same names, derived from them (Rack is MIT licensed,
+# Copyright (C) 2007-2021 Leah Neukirchen).
 require 'rack/media_type'
 
 # Rack::MediaType.type and .params call rstrip!/downcase!/strip! on the pieces of the

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+# Rewrites of Rack 3.2.8 methods of the same names, derived from them (Rack is MIT licensed,
+# Copyright (C) 2007-2021 Leah Neukirchen).
 require 'rack/utils'
 
 # Rack::Utils methods that mutate strings (Opal strings are immutable JS strings), rewritten

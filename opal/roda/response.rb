@@ -3,6 +3,8 @@
 # UP!: a replacement of Roda's lib/roda/response.rb for Opal (see opal/README.md), which Opal
 # loads instead of the gem's file because opal/ comes first on its load path.
 # Based on Roda 3.109.0, sha256 of the original: fd57465d5151eb1feb7c20afa6833f2a314b604b894c95f7af5684113bfc7707
+# Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
+# earlier authors its MIT-LICENSE names.
 # One line cannot work under Opal, changed where it is marked `UP!:`: it names the header
 # constants with String#upcase!, and Opal strings are immutable JS strings (upcase! raises
 # NotImplementedError). Everything else is Roda's text.

@@ -3,6 +3,8 @@
 # UP!: a replacement of Roda's lib/roda/plugins/_base64.rb for Opal (see opal/README.md),
 # which Opal loads instead of the gem's file because opal/ comes first on its load path.
 # Based on Roda 3.109.0, sha256 of the original: 5aa10f8bae91ee11f0322d7e22a8a08c2a55c24250f5bb4b077c8622b60aa30a
+# Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
+# earlier authors its MIT-LICENSE names.
 # urlsafe_encode64 turned + and / into - and _ with String#tr!, and Opal strings are
 # immutable JS strings (tr! raises NotImplementedError); the change is marked `UP!:`.
 

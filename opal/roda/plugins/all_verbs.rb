@@ -3,6 +3,8 @@
 # UP!: a replacement of Roda's lib/roda/plugins/all_verbs.rb for Opal (see opal/README.md),
 # which Opal loads instead of the gem's file because opal/ comes first on its load path.
 # Based on Roda 3.109.0, sha256 of the original: fc2f42a5bab2ec6d1bea2f6cf7c19c98ada3ddb1c88da30f67fe77ce8d069ebf
+# Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
+# earlier authors its MIT-LICENSE names.
 # The verb methods were made by class_eval of a String, which needs Opal's parser at run
 # time (not in the bundle); they are made with define_method where it is marked `UP!:`.
 

@@ -3,6 +3,8 @@
 # UP!: a replacement of Roda's lib/roda/plugins/sessions.rb for Opal (see opal/README.md),
 # which Opal loads instead of the gem's file because opal/ comes first on its load path.
 # Based on Roda 3.109.0, sha256 of the original: 204af1ad8d6514b70833a1393088a163bff20748d5b1a8a3b64dd5fa4e9fbbc7
+# Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
+# earlier authors its MIT-LICENSE names.
 # The plugin cuts and joins its cookie's bytes in place (slice!, <<, String.new), and Opal
 # strings are immutable JS strings; Opal's substrings and + also drop a string's mark as
 # bytes (opal/README.md, "Bytes and text"), so every byte above 0x7f would change. Each
