@@ -19,7 +19,7 @@ module Up
       # IO#read: the rest (""), or up to length bytes (nil at the end; "" for length 0).
       def read(length = nil, _buffer = nil)
         if length.nil?
-          rest = @data[@pos..] || ""
+          rest = @data[@pos, @data.length] || ""
           @pos = @data.length
           return binary(rest)
         end
