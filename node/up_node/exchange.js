@@ -1,5 +1,5 @@
 'use strict';
-// One request as the Ruby side sees it (opal/up/node/env.rb reads it, responder.rb and
+// One request as the Ruby side sees it (env.js reads it, responder.rb and
 // stream.rb write through it): what Node parsed, the body already read, where it came in,
 // and the calls that send the response. server.js creates one per request once the body has
 // arrived; the IncomingMessage and ServerResponse stay Node's.
@@ -14,11 +14,13 @@ const fs = require('node:fs');
 
 const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
 
-function bytes(part) {
-  const text = typeof part === 'string' ? part : String(part);
+function encodingOf(part) {
   const internal = part.internal_encoding;
-  const encoding = internal && BYTE_ENCODINGS.has(internal.name) ? 'latin1' : 'utf8';
-  return Buffer.from(text, encoding);
+  return internal && BYTE_ENCODINGS.has(internal.name) ? 'latin1' : 'utf8';
+}
+
+function bytes(part) {
+  return Buffer.from(typeof part === 'string' ? part : String(part), encodingOf(part));
 }
 
 // RFC 9110 §6.4.1: no content in these, so no content-length either.
@@ -115,14 +117,20 @@ class Exchange {
     });
   }
 
-  // rack.early_hints: a 103 with the headers given, before the response.
-  earlyHints(headers) {
-    const hints = {};
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i].toLowerCase();
-      (hints[name] = hints[name] || []).push(headers[i + 1]);
-    }
-    this.res.writeEarlyHints(hints);
+  // rack.early_hints: a Ruby lambda that sends a 103 with the headers of the Hash it is
+  // given (Array values as one line each), before the response.
+  earlyHintsProc() {
+    const Opal = globalThis.Opal;
+    return Opal.lambda((headers) => {
+      const hints = {};
+      for (const [name, value] of headers) {
+        const key = name.$to_s().toLowerCase();
+        const values = hints[key] || (hints[key] = []);
+        for (const one of Opal.top.$Array(value)) values.push(String(one.$to_s()));
+      }
+      this.res.writeEarlyHints(hints);
+      return Opal.nil;
+    });
   }
 
   // The app failed: a 500 if nothing was sent yet, else the response is cut off (the

@@ -2,7 +2,7 @@
 
 require "rack/builder"
 require "up/node/handler"
-require "up/node/env"
+require "up/node/input"
 require "up/node/error_stream"
 
 module Up
