@@ -49,16 +49,24 @@ class Exchange {
     this.headers = [];
   }
 
-  // An Array body: every part at once, with a content-length unless the app set one.
+  // An Array body: every part at once, with a content-length unless the app set one. Parts
+  // of one encoding (nearly always) go to res.end as one string, which Node sends in one
+  // write after the head it prepends; a Buffer costs a copy and is written after the head.
   sendParts(status, headers, parts) {
-    const chunks = parts.map(bytes);
+    let body = '';
+    const encoding = parts.length === 0 ? 'latin1' : encodingOf(parts[0]);
+    for (let i = 0; i < parts.length && body !== null; i++) {
+      const part = parts[i];
+      body = encodingOf(part) === encoding ? body + (typeof part === 'string' ? part : String(part)) : null;
+    }
+    if (body === null) body = Buffer.concat(parts.map(bytes));
     if (!bodiless(status) && !hasHeader(headers, 'content-length') && !hasHeader(headers, 'transfer-encoding')) {
-      let length = 0;
-      for (const chunk of chunks) length += chunk.length;
+      const length = typeof body === 'string' ? Buffer.byteLength(body, encoding) : body.length;
       headers.push('content-length', String(length));
     }
     this.writeHead(status, headers);
-    this.res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    if (typeof body === 'string') this.res.end(body, encoding);
+    else this.res.end(body);
   }
 
   // Keeps the status and headers for the first write, so that an `each` that raises before
