@@ -3,6 +3,7 @@
 require "rack/builder"
 require "up/node/handler"
 require "up/node/input"
+require "up/node/fast_inspect"
 require "up/node/error_stream"
 
 module Up
