@@ -20,7 +20,7 @@ function encodingOf(part) {
 }
 
 function bytes(part) {
-  return Buffer.from(typeof part === 'string' ? part : String(part), encodingOf(part));
+  return Buffer.from(plain(part), encodingOf(part));
 }
 
 // RFC 9110 §6.4.1: no content in these, so no content-length either.
@@ -28,7 +28,27 @@ function bodiless(status) {
   return status < 200 || status === 204 || status === 304;
 }
 
-// headers: the flat [name, value, name, value...] list the Ruby side makes.
+// The app's headers, a Ruby Hash (a Map of name to a String or an Array of them), as the
+// flat [name, value, name, value...] list Node's writeHead takes: an Array value is one line
+// per item (set-cookie is never merged). Node refuses boxed Strings as names and values.
+function flatten(headers) {
+  const flat = [];
+  for (const [name, value] of headers) {
+    const key = plain(name);
+    if (value.$$is_array) {
+      for (const one of value) flat.push(key, plain(one));
+    } else {
+      flat.push(key, plain(value));
+    }
+  }
+  return flat;
+}
+
+function plain(value) {
+  return typeof value === 'string' ? value : String(value);
+}
+
+// headers: a flattened list.
 function hasHeader(headers, name) {
   for (let i = 0; i < headers.length; i += 2) {
     if (headers[i].toLowerCase() === name) return true;
@@ -52,12 +72,13 @@ class Exchange {
   // An Array body: every part at once, with a content-length unless the app set one. Parts
   // of one encoding (nearly always) go to res.end as one string, which Node sends in one
   // write after the head it prepends; a Buffer costs a copy and is written after the head.
-  sendParts(status, headers, parts) {
+  sendParts(status, hash, parts) {
+    const headers = flatten(hash);
     let body = '';
     const encoding = parts.length === 0 ? 'latin1' : encodingOf(parts[0]);
     for (let i = 0; i < parts.length && body !== null; i++) {
       const part = parts[i];
-      body = encodingOf(part) === encoding ? body + (typeof part === 'string' ? part : String(part)) : null;
+      body = encodingOf(part) === encoding ? body + plain(part) : null;
     }
     if (body === null) body = Buffer.concat(parts.map(bytes));
     if (!bodiless(status) && !hasHeader(headers, 'content-length') && !hasHeader(headers, 'transfer-encoding')) {
@@ -71,9 +92,9 @@ class Exchange {
 
   // Keeps the status and headers for the first write, so that an `each` that raises before
   // its first part can still become a 500.
-  head(status, headers) {
+  head(status, hash) {
     this.status = status;
-    this.headers = headers;
+    this.headers = flatten(hash);
   }
 
   write(part) {
@@ -88,7 +109,8 @@ class Exchange {
 
   // A to_path body: the file streamed by Node; done() (the Ruby side's close) once it has
   // gone out or failed. A file gone since the Ruby side saw it is a 500.
-  sendFile(status, headers, path, done) {
+  sendFile(status, hash, path, done) {
+    const headers = flatten(hash);
     fs.stat(path, (statError, stat) => {
       if (statError) {
         this.fail();
@@ -158,11 +180,9 @@ class Exchange {
     this.res.on('close', () => fn());
   }
 
-  // Node refuses boxed strings as header names and values.
   writeHead(status, headers) {
-    const plain = headers.map((item) => (typeof item === 'string' ? item : String(item)));
-    if (this.server.stopping) plain.push('connection', 'close');
-    this.res.writeHead(status, plain);
+    if (this.server.stopping) headers.push('connection', 'close');
+    this.res.writeHead(status, headers);
   }
 }
 
