@@ -1,8 +1,8 @@
 'use strict';
 // Builds each request's Rack env from an Exchange (exchange.js) with the keys, value types
 // and values up_ruby gives (ext/up/ruby/env.c): strings are one char per byte, as Node
-// decodes heads (latin1). One per process, made by worker.js; it owns the constant part of
-// every env and a table of header names to env keys.
+// decodes heads (latin1). One per process, made by worker.js; it owns the values every env
+// shares and a table of header names to env keys.
 //
 // Built here rather than in Ruby because in Opal 1.8 a Hash is a JS Map whose String keys
 // are stored as they are: a Map filled with set() is the Hash the app gets, with no
@@ -21,25 +21,29 @@ class EnvBuilder {
   constructor(Opal, version, multiprocess, errors) {
     this.Input = Opal.Up.Node.Input;
     this.emptyInput = this.Input.$new('');
-    // Copied into each env by new Map(); every env shares these keys and values.
-    this.template = new Map([
-      ['SCRIPT_NAME', ''],
-      ['SERVER_SOFTWARE', `UP! ${version}`],
-      ['GATEWAY_INTERFACE', 'CGI/1.2'],
-      ['rack.version', Opal.freeze([1, 3])],
-      ['rack.url_scheme', 'http'],
-      ['rack.errors', errors],
-      ['rack.multithread', false], // one JS thread runs every app call
-      ['rack.multiprocess', multiprocess],
-      ['rack.run_once', false],
-      ['rack.hijack?', false]
-    ]);
+    // The values every env shares.
+    this.software = `UP! ${version}`;
+    this.rackVersion = Opal.freeze([1, 3]);
+    this.errors = errors;
+    this.multiprocess = multiprocess;
     this.keys = new Map([['content-length', 'CONTENT_LENGTH'], ['content-type', 'CONTENT_TYPE']]);
   }
 
   build(exchange) {
     const req = exchange.req;
-    const env = new Map(this.template);
+    // One set() a key: new Map(template) takes V8's generic iterator path, and was 6% of a
+    // hello world's CPU.
+    const env = new Map();
+    env.set('SCRIPT_NAME', '');
+    env.set('SERVER_SOFTWARE', this.software);
+    env.set('GATEWAY_INTERFACE', 'CGI/1.2');
+    env.set('rack.version', this.rackVersion);
+    env.set('rack.url_scheme', 'http');
+    env.set('rack.errors', this.errors);
+    env.set('rack.multithread', false); // one JS thread runs every app call
+    env.set('rack.multiprocess', this.multiprocess);
+    env.set('rack.run_once', false);
+    env.set('rack.hijack?', false);
     // RFC 9112 §3.2: origin form, or an absolute form whose authority replaces Host.
     let target = req.url;
     let authority = null;
