@@ -12,16 +12,22 @@
 # per distinct header value or query, for the life of the process). Only the up_node bundle
 # loads this file (boot.rb).
 
-class String
-  # Opal's escapable characters (corelib/string.rb, String#inspect), plus the "#$", "#@" and
-  # "#{" it escapes after them: a String with none of these inspects as itself in quotes.
-  `var up_escapable = /[\\\"\x00-\x1f\u007F-\u009F\u0600-\u0604\u070f\u17b4\u17b5\u200c-\u200f\u2028-\u202f\u2060-\u206f\ufeff\ufff0-\uffff]|#[$@{]/;`
+# Opal's escapable characters (corelib/string.rb, String#inspect), plus the "#$", "#@" and "#{"
+# it escapes after them: a String with none of these inspects as itself in quotes. Tested on
+# the plain JS string: inside a String method self is a boxed String (Opal's methods are not
+# strict code), and every conversion of that back goes through String.prototype, which Opal
+# fills with hundreds of methods. Hash#inspect tests the plain strings it holds as they are.
+`var up_escapable = /[\\\"\x00-\x1f\u007F-\u009F\u0600-\u0604\u070f\u17b4\u17b5\u200c-\u200f\u2028-\u202f\u2060-\u206f\ufeff\ufff0-\uffff]|#[$@{]/;`
 
+class String
   alias_method :up_escaped_inspect, :inspect
   private :up_escaped_inspect
 
   def inspect
-    `if (!up_escapable.test(self)) return '"' + self + '"'`
+    %x{
+      var string = typeof self === 'string' ? self : self.valueOf();
+      if (!up_escapable.test(string)) return '"' + string + '"';
+    }
     up_escaped_inspect
   end
 end
@@ -34,8 +40,12 @@ class Hash
   %x{
     var up_inspecting = [];
 
+    // Strings, hashes and what cannot contain anything skip Opal.inspect, whose guards (a
+    // try block, an id stack) only matter for objects that may hold themselves.
     function up_inspect(value) {
-      if (typeof value === 'string' || (value != null && value.$$is_hash)) return value.$inspect();
+      if (typeof value === 'string') return up_escapable.test(value) ? value.$inspect() : '"' + value + '"';
+      if (typeof value === 'boolean' || typeof value === 'number' || value === Opal.nil) return value.$inspect();
+      if (value != null && (value.$$is_hash || value.$$is_string)) return value.$inspect();
       return Opal.Opal.$inspect(value);
     }
   }

@@ -8,7 +8,7 @@ strings = ["plain", "", "a\\b", "q\"t", "x\ny", "tab\t", "\e", "#a", "#", "x\#{y
 strings.each { |s| puts s.inspect }
 env = { "PATH_INFO" => "/a b", "HTTP_COOKIE" => "a=1; b=\"2\"", "n" => 1, "nil" => nil, "list" => [1, "two"],
         "flag" => false, "nested" => { "k" => "v" } }
-puts env.inspect, env.to_s, {}.inspect
+puts env.inspect, env.to_s, {}.inspect, { "bytes" => "abc".b, "q" => "\"".b }.inspect, "abc".b.inspect
 shared = {}
 puts({ "p" => shared, "q" => shared }.inspect)
 loop = { "a" => 1 }
