@@ -33,12 +33,13 @@ class String
 end
 
 class Hash
-  # The hashes being inspected, outermost first: one that contains itself shows as {...}.
-  # MRI's rule: a hash is "{...}" only inside its own inspect. (Opal's marks every hash seen
-  # during the outermost call, so a hash held twice printed as {...} the second time, and
-  # Opal.inspect's own stack made a hash inside an Array print as #<Hash:0x...>.)
+  # The hashes being inspected: one that contains itself shows as {...}. MRI's rule: a hash
+  # is "{...}" only inside its own inspect. (Opal's marks every hash seen during the outermost
+  # call, so a hash held twice printed as {...} the second time, and Opal.inspect's own stack
+  # made a hash inside an Array print as #<Hash:0x...>.) A Set, and a String built by +, as
+  # push, pop and join ran in V8's C++ fallbacks here (perf), not its fast builtins.
   %x{
-    var up_inspecting = [];
+    var up_inspecting = new Set();
 
     // Strings, hashes and what cannot contain anything skip Opal.inspect, whose guards (a
     // try block, an id stack) only matter for objects that may hold themselves.
@@ -52,14 +53,17 @@ class Hash
 
   def inspect
     %x{
-      if (up_inspecting.indexOf(self) !== -1) return '{...}';
-      up_inspecting.push(self);
+      if (up_inspecting.has(self)) return '{...}';
+      up_inspecting.add(self);
       try {
-        var parts = [];
-        for (var [key, value] of self) parts.push(up_inspect(key) + '=>' + up_inspect(value));
-        return '{' + parts.join(', ') + '}';
+        var out = '', separator = '';
+        for (var [key, value] of self) {
+          out += separator + up_inspect(key) + '=>' + up_inspect(value);
+          separator = ', ';
+        }
+        return '{' + out + '}';
       } finally {
-        up_inspecting.pop();
+        up_inspecting.delete(self);
       }
     }
   end
