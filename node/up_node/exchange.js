@@ -1,5 +1,5 @@
 'use strict';
-// One request as the Ruby side sees it (opal/up/node/env.rb reads it, responder.rb and
+// One request as the Ruby side sees it (env.js reads it, responder.rb and
 // stream.rb write through it): what Node parsed, the body already read, where it came in,
 // and the calls that send the response. server.js creates one per request once the body has
 // arrived; the IncomingMessage and ServerResponse stay Node's.
@@ -14,11 +14,13 @@ const fs = require('node:fs');
 
 const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
 
-function bytes(part) {
-  const text = typeof part === 'string' ? part : String(part);
+function encodingOf(part) {
   const internal = part.internal_encoding;
-  const encoding = internal && BYTE_ENCODINGS.has(internal.name) ? 'latin1' : 'utf8';
-  return Buffer.from(text, encoding);
+  return internal && BYTE_ENCODINGS.has(internal.name) ? 'latin1' : 'utf8';
+}
+
+function bytes(part) {
+  return Buffer.from(plain(part), encodingOf(part));
 }
 
 // RFC 9110 §6.4.1: no content in these, so no content-length either.
@@ -26,7 +28,27 @@ function bodiless(status) {
   return status < 200 || status === 204 || status === 304;
 }
 
-// headers: the flat [name, value, name, value...] list the Ruby side makes.
+// The app's headers, a Ruby Hash (a Map of name to a String or an Array of them), as the
+// flat [name, value, name, value...] list Node's writeHead takes: an Array value is one line
+// per item (set-cookie is never merged). Node refuses boxed Strings as names and values.
+function flatten(headers) {
+  const flat = [];
+  for (const [name, value] of headers) {
+    const key = plain(name);
+    if (value.$$is_array) {
+      for (const one of value) flat.push(key, plain(one));
+    } else {
+      flat.push(key, plain(value));
+    }
+  }
+  return flat;
+}
+
+function plain(value) {
+  return typeof value === 'string' ? value : String(value);
+}
+
+// headers: a flattened list.
 function hasHeader(headers, name) {
   for (let i = 0; i < headers.length; i += 2) {
     if (headers[i].toLowerCase() === name) return true;
@@ -47,23 +69,32 @@ class Exchange {
     this.headers = [];
   }
 
-  // An Array body: every part at once, with a content-length unless the app set one.
-  sendParts(status, headers, parts) {
-    const chunks = parts.map(bytes);
+  // An Array body: every part at once, with a content-length unless the app set one. Parts
+  // of one encoding (nearly always) go to res.end as one string, which Node sends in one
+  // write after the head it prepends; a Buffer costs a copy and is written after the head.
+  sendParts(status, hash, parts) {
+    const headers = flatten(hash);
+    let body = '';
+    const encoding = parts.length === 0 ? 'latin1' : encodingOf(parts[0]);
+    for (let i = 0; i < parts.length && body !== null; i++) {
+      const part = parts[i];
+      body = encodingOf(part) === encoding ? body + plain(part) : null;
+    }
+    if (body === null) body = Buffer.concat(parts.map(bytes));
     if (!bodiless(status) && !hasHeader(headers, 'content-length') && !hasHeader(headers, 'transfer-encoding')) {
-      let length = 0;
-      for (const chunk of chunks) length += chunk.length;
+      const length = typeof body === 'string' ? Buffer.byteLength(body, encoding) : body.length;
       headers.push('content-length', String(length));
     }
     this.writeHead(status, headers);
-    this.res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    if (typeof body === 'string') this.res.end(body, encoding);
+    else this.res.end(body);
   }
 
   // Keeps the status and headers for the first write, so that an `each` that raises before
   // its first part can still become a 500.
-  head(status, headers) {
+  head(status, hash) {
     this.status = status;
-    this.headers = headers;
+    this.headers = flatten(hash);
   }
 
   write(part) {
@@ -78,7 +109,8 @@ class Exchange {
 
   // A to_path body: the file streamed by Node; done() (the Ruby side's close) once it has
   // gone out or failed. A file gone since the Ruby side saw it is a 500.
-  sendFile(status, headers, path, done) {
+  sendFile(status, hash, path, done) {
+    const headers = flatten(hash);
     fs.stat(path, (statError, stat) => {
       if (statError) {
         this.fail();
@@ -115,14 +147,20 @@ class Exchange {
     });
   }
 
-  // rack.early_hints: a 103 with the headers given, before the response.
-  earlyHints(headers) {
-    const hints = {};
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i].toLowerCase();
-      (hints[name] = hints[name] || []).push(headers[i + 1]);
-    }
-    this.res.writeEarlyHints(hints);
+  // rack.early_hints: a Ruby lambda that sends a 103 with the headers of the Hash it is
+  // given (Array values as one line each), before the response.
+  earlyHintsProc() {
+    const Opal = globalThis.Opal;
+    return Opal.lambda((headers) => {
+      const hints = {};
+      for (const [name, value] of headers) {
+        const key = name.$to_s().toLowerCase();
+        const values = hints[key] || (hints[key] = []);
+        for (const one of Opal.top.$Array(value)) values.push(String(one.$to_s()));
+      }
+      this.res.writeEarlyHints(hints);
+      return Opal.nil;
+    });
   }
 
   // The app failed: a 500 if nothing was sent yet, else the response is cut off (the
@@ -142,11 +180,9 @@ class Exchange {
     this.res.on('close', () => fn());
   }
 
-  // Node refuses boxed strings as header names and values.
   writeHead(status, headers) {
-    const plain = headers.map((item) => (typeof item === 'string' ? item : String(item)));
-    if (this.server.stopping) plain.push('connection', 'close');
-    this.res.writeHead(status, plain);
+    if (this.server.stopping) headers.push('connection', 'close');
+    this.res.writeHead(status, headers);
   }
 }
 

@@ -10,6 +10,7 @@ const cluster = require('node:cluster');
 const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('./log');
 const { createServer } = require('./server');
+const { EnvBuilder } = require('./env');
 
 function describe(error) {
   const Opal = globalThis.Opal;
@@ -21,7 +22,7 @@ function loadHandler(options, log) {
   require(options.bundle);
   const Node = globalThis.Opal.Up.Node;
   const errors = Node.ErrorStream.$new(log);
-  const env = Node.Env.$new(options.version, options.workers > 1, errors);
+  const env = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, errors);
   return Node.Handler.$new(Node.$app(), env, log);
 }
 

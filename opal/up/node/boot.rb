@@ -2,7 +2,8 @@
 
 require "rack/builder"
 require "up/node/handler"
-require "up/node/env"
+require "up/node/input"
+require "up/node/fast_inspect"
 require "up/node/error_stream"
 
 module Up

@@ -5,13 +5,13 @@ require "up/node/responder"
 
 module Up
   module Node
-    # Serves one request at a time for one process: builds the env (Up::Node::Env), calls the
-    # app and sends what it returns (Up::Node::Responder). node/up_node/worker.js creates one
-    # with the app; node/up_node/server.js calls #serve with an Exchange (exchange.js) once a
-    # request's body has arrived. Whatever the app or its body raises becomes a 500 and a log
-    # entry with the backtrace; nothing is raised into Node.
+    # Serves one request at a time for one process: builds the env (node/up_node/env.js),
+    # calls the app and sends what it returns (Up::Node::Responder). node/up_node/worker.js
+    # creates one with the app; node/up_node/server.js calls #serve with an Exchange
+    # (exchange.js) once a request's body has arrived. Whatever the app or its body raises
+    # becomes a 500 and a log entry with the backtrace; nothing is raised into Node.
     class Handler
-      # log: the JS Log (node/up_node/log.js).
+      # env: the JS EnvBuilder (node/up_node/env.js). log: the JS Log (node/up_node/log.js).
       def initialize(app, env, log)
         @app = app
         @env = env
@@ -19,7 +19,7 @@ module Up
       end
 
       def serve(exchange)
-        env = @env.build(exchange)
+        env = `#{@env}.build(#{exchange})`
         status, headers, body = @app.call(env)
         Responder.new(exchange, env).respond(status, headers, body)
       rescue ::Exception => e # JS errors too: Opal rescues them as Exception

@@ -4,7 +4,7 @@
 module Up
   module Node
     # rack.input over a request body that Node has already read: a binary String, one char
-    # per byte. Up::Node::Env makes one per request with a body (one shared empty one for
+    # per byte. node/up_node/env.js makes one per request with a body (one shared empty one for
     # the rest, which reading cannot change). It owns the String and a read position, and
     # reads like IO: read, gets, each, rewind, eof?, size, close.
     #
@@ -19,7 +19,7 @@ module Up
       # IO#read: the rest (""), or up to length bytes (nil at the end; "" for length 0).
       def read(length = nil, _buffer = nil)
         if length.nil?
-          rest = @data[@pos..] || ""
+          rest = @data[@pos, @data.length] || ""
           @pos = @data.length
           return binary(rest)
         end

@@ -24,19 +24,19 @@ module Up
 
       def respond(status, headers, body)
         check_status(status)
-        flat = flatten(headers)
+        check_headers(headers)
         when_finished(status, headers)
         if no_body?(status)
-          send_head_only(status, flat, body)
+          send_head_only(status, headers, body)
         elsif body.respond_to?(:to_ary)
-          send_parts(status, flat, body)
+          send_parts(status, headers, body)
         elsif body.respond_to?(:to_path) && File.file?(body.to_path.to_s)
           closer = -> { body.close if body.respond_to?(:close) }
-          `#{@exchange}.sendFile(#{status}, #{flat}, #{body.to_path.to_s}, #{closer})`
+          `#{@exchange}.sendFile(#{status}, #{headers}, #{body.to_path.to_s}, #{closer})`
         elsif body.respond_to?(:each)
-          send_each(status, flat, body)
+          send_each(status, headers, body)
         elsif body.respond_to?(:call)
-          `#{@exchange}.head(#{status}, #{flat})`
+          `#{@exchange}.head(#{status}, #{headers})`
           body.call(Stream.new(@exchange, @env["rack.input"]))
         else
           raise InvalidResponse, "the body responds to neither each nor call: #{body.class}"
@@ -51,18 +51,9 @@ module Up
         raise InvalidResponse, "invalid response status #{status.inspect}"
       end
 
-      def flatten(headers)
+      # Exchange flattens it for Node (Array values as one line each) faster than a Ruby loop.
+      def check_headers(headers)
         raise InvalidResponse, "headers must be a Hash, not #{headers.class}" unless headers.is_a?(Hash)
-
-        flat = []
-        headers.each do |name, value|
-          if value.is_a?(Array)
-            value.each { |one| flat << name << one }
-          else
-            flat << name << value
-          end
-        end
-        flat
       end
 
       # RFC 9110 §6.4.1 and §9.3.2: no content in a HEAD response, a 1xx, 204 or 304.
@@ -73,10 +64,10 @@ module Up
       # The body is closed unread, as up_ruby does; HEAD gets the length GET would have when
       # an Array body tells it without running anything (sendParts computes it; Node sends no
       # content for HEAD).
-      def send_head_only(status, flat, body)
+      def send_head_only(status, headers, body)
         parts = @env["REQUEST_METHOD"] == "HEAD" && body.respond_to?(:to_ary) ? body.to_ary : []
         parts.each { |part| check_part(part) }
-        `#{@exchange}.sendParts(#{status}, #{flat}, #{parts})`
+        `#{@exchange}.sendParts(#{status}, #{headers}, #{parts})`
         nil
       ensure
         body.close if body.respond_to?(:close)
@@ -86,17 +77,17 @@ module Up
         raise InvalidResponse, "the body yielded a #{part.class}, not a String" unless part.is_a?(String)
       end
 
-      def send_parts(status, flat, body)
+      def send_parts(status, headers, body)
         parts = body.to_ary
         parts.each { |part| check_part(part) }
-        `#{@exchange}.sendParts(#{status}, #{flat}, #{parts})`
+        `#{@exchange}.sendParts(#{status}, #{headers}, #{parts})`
         nil
       ensure
         body.close if body.respond_to?(:close)
       end
 
-      def send_each(status, flat, body)
-        `#{@exchange}.head(#{status}, #{flat})`
+      def send_each(status, headers, body)
+        `#{@exchange}.head(#{status}, #{headers})`
         body.each do |part|
           check_part(part)
           `#{@exchange}.write(#{part})`

@@ -1,0 +1,17 @@
+# frozen_string_literal: true
+
+# up_node's faster String#inspect and Hash#inspect (opal/up/node/fast_inspect.rb) print what
+# MRI prints, for strings that need no escaping and for those that do.
+require "up/node/fast_inspect" if RUBY_ENGINE == "opal"
+
+strings = ["plain", "", "a\\b", "q\"t", "x\ny", "tab\t", "\e", "#a", "#", "x\#{y}", "\#$x", "\#@x", "caf\u00e9"]
+strings.each { |s| puts s.inspect }
+env = { "PATH_INFO" => "/a b", "HTTP_COOKIE" => "a=1; b=\"2\"", "n" => 1, "nil" => nil, "list" => [1, "two"],
+        "flag" => false, "nested" => { "k" => "v" } }
+puts env.inspect, env.to_s, {}.inspect, { "bytes" => "abc".b, "q" => "\"".b }.inspect, "abc".b.inspect
+shared = {}
+puts({ "p" => shared, "q" => shared }.inspect)
+loop = { "a" => 1 }
+loop["self"] = loop
+loop["list"] = [loop]
+puts loop.inspect
