@@ -139,7 +139,7 @@ class TestUpNodeApps < Minitest::Test
     ruby = raw_request(request, port: @ruby_port)
     node = raw_request(request, port: @node_port)
     line = request.lines.first.strip
-    assert_equal ruby.status, node.status, "status of #{line}"
+    assert_equal [ruby.status, ruby.reason], [node.status, node.reason], "status line of #{line}"
     assert_equal normalize.call(ruby, @ruby_port), normalize.call(node, @node_port), line
     [ruby, node]
   end

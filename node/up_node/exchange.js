@@ -11,6 +11,7 @@
 // goes out as UTF-8.
 
 const fs = require('node:fs');
+const { reason } = require('./reason');
 
 const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
 
@@ -171,7 +172,7 @@ class Exchange {
       return;
     }
     const body = 'Internal Server Error\n';
-    this.res.writeHead(500, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+    this.res.writeHead(500, reason(500), ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
     this.res.end(body);
   }
 
@@ -182,7 +183,7 @@ class Exchange {
 
   writeHead(status, headers) {
     if (this.server.stopping) headers.push('connection', 'close');
-    this.res.writeHead(status, headers);
+    this.res.writeHead(status, reason(status), headers);
   }
 }
 

@@ -14,15 +14,7 @@
 const http = require('node:http');
 const { Exchange } = require('./exchange');
 const { check } = require('./request_check');
-
-const REASONS = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  413: 'Content Too Large',
-  431: 'Request Header Fields Too Large',
-  501: 'Not Implemented',
-  505: 'HTTP Version Not Supported'
-};
+const { reason } = require('./reason');
 
 function statusFor(error) {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 431;
@@ -32,18 +24,18 @@ function statusFor(error) {
 
 // The same simple response up_ruby's engine sends (up_response_send_simple), then close.
 function rejectHead(status) {
-  const body = `${REASONS[status]}\n`;
-  return `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
+  const body = `${reason(status)}\n`;
+  return `HTTP/1.1 ${status} ${reason(status)}\r\ncontent-type: text/plain; charset=utf-8\r\n` +
     `content-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`;
 }
 
 // Node closes after a `connection: close` response only once the request's body has ended,
 // which a body read until the client closes never does: end the socket ourselves.
 function reject(res, status) {
-  const body = `${REASONS[status]}\n`;
+  const body = `${reason(status)}\n`;
   const socket = res.socket;
   socket.upRefused = true;
-  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length), 'connection', 'close']);
+  res.writeHead(status, reason(status), ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length), 'connection', 'close']);
   res.end(body, () => socket.end());
 }
 

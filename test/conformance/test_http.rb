@@ -86,6 +86,15 @@ class TestConformanceHTTP < ConformanceTest
     assert_equal 200, res.status
   end
 
+  # RFC 9110 §15's names, which differ from older RFCs' (and Node's table) for 413 and 422.
+  def test_status_lines_carry_rfc9110_reason_phrases
+    { 200 => "OK", 404 => "Not Found", 413 => "Content Too Large", 422 => "Unprocessable Content",
+      503 => "Service Unavailable" }.each do |status, reason|
+      res = get("/status/#{status}")
+      assert_equal [status, reason], [res.status, res.reason]
+    end
+  end
+
   def test_connection_close_request_closes_after_the_response
     sock = connect
     sock.write("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")

@@ -3,8 +3,8 @@
 # The app of the HTTP semantics and limits tests: echoes the request line's parts and the body
 # (/raw: the body bytes alone), answers 204/304 with a body the server must drop, streams each
 # bodies (/each, /each_with_length, /big: 4 MiB), and counts the requests it sees (GET /calls),
-# so a test can tell that a rejected request never reached it.
-# Runs unmodified on MRI and on Opal, under Rack::Lint where the runtime can load it.
+# so a test can tell that a rejected request never reached it; /status/NNN answers NNN.
+# Runs unmodified on MRI and on Opal, under Rack::Lint.
 require "rack/lint"
 
 # An each body of several parts: the server does not know its length.
@@ -32,6 +32,7 @@ run lambda { |env|
   when "/each_with_length"
     [200, { "content-type" => "text/plain", "content-length" => "11" }, EachBody.new(%w[one two three])]
   when "/raw" then [200, { "content-type" => "application/octet-stream" }, [env["rack.input"].read]]
+  when %r{\A/status/(\d{3})\z} then [Integer($1), { "content-type" => "text/plain" }, ["status\n"]]
   when "/big"
     [200, { "content-type" => "text/plain" }, EachBody.new((0...64).map { |i| (97 + (i % 26)).chr * 65_536 })]
   else
