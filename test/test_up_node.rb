@@ -106,6 +106,23 @@ class TestUpNode < Minitest::Test
     assert_equal "1", get("/closed").body
   end
 
+  # Plain Arrays of Strings are checked and sent by JS in one call (Exchange#sendCommon);
+  # an Array with a close, callbacks or a part that is no String still get the Responder's
+  # rules.
+  def test_array_bodies_keep_the_responders_rules
+    start_up_node
+    assert_equal "0", get("/closed").body
+    assert_equal "closable", get("/array_with_close").body
+    assert_equal "1", get("/closed").body
+    get("/finished") # its callback runs once the response is done, after the client has it
+    seen = nil
+    20.times { break if (seen = get("/finished").body) != "0" }
+    refute_equal "0", seen, "rack.response_finished callbacks run"
+    assert_equal 500, get("/bad_part").status
+    assert_equal 500, raw_request("HEAD /bad_part HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", head: true).status
+    assert_equal 204, get("/no_content_bad_part").status
+  end
+
   def test_to_path_body_sends_the_file_and_is_closed
     start_up_node
     res = get("/file")

@@ -49,6 +49,20 @@ function plain(value) {
   return typeof value === 'string' ? value : String(value);
 }
 
+// An Array of the Array class itself (no subclass, no singleton methods) that does not
+// respond to close: what `respond_to?(:to_ary)` and `to_ary` say of it is known without
+// asking Ruby, and there is nothing to close.
+function plainArray(value) {
+  if (value == null || Object.getPrototypeOf(value) !== Array.prototype) return false;
+  const close = value.$close;
+  if (typeof close === 'function' && !close.$$stub) return false;
+  return value['$respond_to_missing?'].$$pristine === true;
+}
+
+function isString(part) {
+  return typeof part === 'string' || (part instanceof String && part.$$is_string === true);
+}
+
 // headers: a flattened list.
 function hasHeader(headers, name) {
   for (let i = 0; i < headers.length; i += 2) {
@@ -68,6 +82,31 @@ class Exchange {
     this.server = server;
     this.status = 200;
     this.headers = [];
+  }
+
+  // The common response, [Integer status, Hash, plain Array of Strings] with no
+  // rack.response_finished callbacks, checked and sent in one call, as
+  // Up::Node::Responder would send it: false, having done nothing, for any other response,
+  // which the Responder then checks and sends. env: the Hash the app was given (it may
+  // have changed REQUEST_METHOD or added callbacks).
+  sendCommon(status, hash, body, env) {
+    if (typeof status !== 'number' || status % 1 !== 0 || status < 100 || status > 999) return false;
+    if (hash == null || hash.$$is_hash !== true || !plainArray(body)) return false;
+    const finished = env.get('rack.response_finished');
+    if (!plainArray(finished) || finished.length !== 0) return false;
+    const method = env.get('REQUEST_METHOD');
+    if (typeof method !== 'string') return false;
+    // The Responder closes a bodiless response's body unread, and sends HEAD the length
+    // GET would have.
+    if (method !== 'HEAD' && bodiless(status)) {
+      this.sendParts(status, hash, []);
+      return true;
+    }
+    for (let i = 0; i < body.length; i++) {
+      if (!isString(body[i])) return false;
+    }
+    this.sendParts(status, hash, body);
+    return true;
   }
 
   // An Array body: every part at once, with a content-length unless the app set one. Parts

@@ -32,6 +32,14 @@ class FeaturesFile < FeaturesBody
   end
 end
 
+# How many rack.response_finished callbacks ran, for /finished (which registers one).
+module FeaturesFinished
+  @count = 0
+  class << self
+    attr_accessor :count
+  end
+end
+
 # How many requests reached the app, for /calls (which does not count itself).
 module FeaturesCalls
   @count = 0
@@ -67,6 +75,19 @@ run lambda { |env|
     [200, { "content-type" => "text/plain" }, FeaturesFile.new]
   when "/closed"
     [200, { "content-type" => "text/plain" }, [FeaturesBody.closed.to_s]]
+  when "/finished"
+    env["rack.response_finished"] << ->(*) { FeaturesFinished.count += 1 }
+    [200, { "content-type" => "text/plain" }, [FeaturesFinished.count.to_s]]
+  when "/array_with_close"
+    body = ["closable"]
+    def body.close
+      FeaturesBody.closed += 1
+    end
+    [200, { "content-type" => "text/plain" }, body]
+  when "/bad_part"
+    [200, { "content-type" => "text/plain" }, [1]]
+  when "/no_content_bad_part"
+    [204, {}, [1]]
   when "/cookies"
     [200, { "set-cookie" => ["a=1; path=/", "b=2"], "x-multi" => %w[one two] }, ["ok"]]
   when "/hints"

@@ -21,6 +21,9 @@ module Up
       def serve(exchange)
         env = `#{@env}.build(#{exchange})`
         status, headers, body = @app.call(env)
+        # Most responses: [Integer, Hash, Array of Strings], checked and sent by JS at once.
+        return if `#{exchange}.sendCommon(#{status}, #{headers}, #{body}, #{env})`
+
         Responder.new(exchange, env).respond(status, headers, body)
       rescue ::Exception => e # JS errors too: Opal rescues them as Exception
         report(e, env)
