@@ -27,7 +27,7 @@ module Up
         check_headers(headers)
         when_finished(status, headers)
         if no_body?(status)
-          send_head_only(status, headers, body)
+          send_parts(status, headers, body, head_only: true)
         elsif body.respond_to?(:to_ary)
           send_parts(status, headers, body)
         elsif body.respond_to?(:to_path) && File.file?(body.to_path.to_s)
@@ -61,24 +61,18 @@ module Up
         @env["REQUEST_METHOD"] == "HEAD" || status < 200 || status == 204 || status == 304
       end
 
-      # The body is closed unread, as up_ruby does; HEAD gets the length GET would have when
-      # an Array body tells it without running anything (sendParts computes it; Node sends no
-      # content for HEAD).
-      def send_head_only(status, headers, body)
-        parts = @env["REQUEST_METHOD"] == "HEAD" && body.respond_to?(:to_ary) ? body.to_ary : []
-        parts.each { |part| check_part(part) }
-        `#{@exchange}.sendParts(#{status}, #{headers}, #{parts})`
-        nil
-      ensure
-        body.close if body.respond_to?(:close)
-      end
-
       def check_part(part)
         raise InvalidResponse, "the body yielded a #{part.class}, not a String" unless part.is_a?(String)
       end
 
-      def send_parts(status, headers, body)
-        parts = body.to_ary
+      # An Array body at once. head_only: a response without content, whose body is closed
+      # unread, as up_ruby does; HEAD gets the length GET would have when an Array body tells
+      # it without running anything (sendParts computes it; Node sends no content for HEAD).
+      def send_parts(status, headers, body, head_only: false)
+        parts = if !head_only then body.to_ary
+                elsif @env["REQUEST_METHOD"] == "HEAD" && body.respond_to?(:to_ary) then body.to_ary
+                else []
+                end
         parts.each { |part| check_part(part) }
         `#{@exchange}.sendParts(#{status}, #{headers}, #{parts})`
         nil
