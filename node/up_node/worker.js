@@ -26,9 +26,10 @@ function loadHandler(options, log) {
   return Node.Handler.$new(Node.$app(), env, log);
 }
 
-function url(bind, port) {
+// "unix:///path", or SCHEME://host:port with an IPv6 host in brackets.
+function url(bind, port, scheme = 'http') {
   if (bind.path) return `unix://${bind.path}`;
-  return `http://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
+  return `${scheme}://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
 }
 
 // What up_ruby says when it cannot bind (Up::Bind#to_s, then Ruby's Errno message), so that
@@ -40,7 +41,7 @@ const BIND_ERRORS = {
 };
 
 function bindError(bind, port, error) {
-  const where = bind.path ? `unix://${bind.path}` : `tcp://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
+  const where = url(bind, port, 'tcp');
   const what = BIND_ERRORS[error.code] ? `${BIND_ERRORS[error.code]} - bind(2)` : error.message;
   return `cannot listen on ${where}: ${what}`;
 }
