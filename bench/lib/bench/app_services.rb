@@ -93,19 +93,12 @@ module Bench
       pid = Process.spawn(Setup.clean_env.merge(env), "bundle", "exec", "rails", "db:prepare",
                           chdir: File.join(@root, RAILS_DIR), in: File::NULL, out: log, err: log)
       status = ServerProcess.wait_child(pid, PREPARE_TIMEOUT)
-      kill(pid) unless status
+      ServerProcess.kill_child(pid) unless status
       unless status&.success?
         @unavailable[app.name] = "failed to start: rails db:prepare failed (see #{log.delete_prefix("#{@root}/")})"
         return
       end
       @env[app.name].merge!(env)
-    end
-
-    def kill(pid)
-      Process.kill(:KILL, pid)
-      Process.wait(pid)
-    rescue SystemCallError
-      nil
     end
   end
 end

@@ -54,6 +54,14 @@ module Bench
         end
       end
 
+      # Ends a child that must not go on (a command cut short) and reaps it.
+      def kill_child(pid, signal = :KILL)
+        Process.kill(signal, pid)
+        Process.wait(pid)
+      rescue SystemCallError
+        nil
+      end
+
       # A port nobody listens on right now (the kernel's pick; the server binds it next).
       def free_port
         server = TCPServer.new("127.0.0.1", 0)

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "server_process"
+
 module Bench
   # Installs and builds what a run needs, and finds out what could not be: wrk and nginx from
   # Debian, the peers from bench/Gemfile, and UP! itself through bin/setup. Created by
@@ -163,19 +165,11 @@ module Bench
         log.puts "(exit #{status.exitstatus.inspect})"
         status.success?
       ensure
-        kill(pid) if pid
+        ServerProcess.kill_child(pid, :TERM) if pid
       end
     rescue SystemCallError => e
       File.write(@log_path, "#{argv.first}: #{e.message}\n", mode: "a")
       false
-    end
-
-    # Ends a command cut short by an interrupt.
-    def kill(pid)
-      Process.kill(:TERM, pid)
-      Process.wait(pid)
-    rescue SystemCallError
-      nil
     end
 
     # The last line of the log that looks like an error, and where the whole log is, for a

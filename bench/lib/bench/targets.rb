@@ -16,7 +16,7 @@ module Bench
 
     # Issue 13 names the peers its cluster and JSON targets compare against; nginx and H2O
     # are limits, unicorn does not keep connections alive.
-    RACK_PEERS = %w[puma puma_thread iodine agoo falcon itsi].freeze
+    NAMED_PEERS = %w[puma puma_thread iodine agoo falcon itsi].freeze
 
     def self.best(rows, keys)
       rows.select { |r| keys.include?(r.peer.key) }.max_by { |r| rps(r) }
@@ -37,7 +37,7 @@ module Bench
                  }),
       Target.new(label: "the best of Puma, Iodine, Agoo, Falcon and Itsi", issue: 13, minimum: 1.3,
                  applies: ->(app, w) { (%w[hello env_to_s].include?(app) && w > 1) || app == "json_api" },
-                 pick: ->(rows) { best(rows, RACK_PEERS) }),
+                 pick: ->(rows) { best(rows, NAMED_PEERS) }),
       Target.new(label: "H2O with the same handler in mruby", issue: 13, minimum: 4.0,
                  applies: ->(app, _w) { app == "json_const" },
                  pick: ->(rows) { rows.find { |r| r.peer.key == "h2o" } }),

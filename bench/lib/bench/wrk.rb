@@ -50,7 +50,7 @@ module Bench
 
       result
     ensure
-      kill(pid) if pid
+      ServerProcess.kill_child(pid) if pid
     end
 
     # Parses wrk's report; nil if it has no Requests/sec line.
@@ -73,15 +73,6 @@ module Bench
     def self.latency(text, percentile)
       m = text.match(/^\s+#{Regexp.escape(percentile)}\s+([\d.]+)(us|ms|s|m)\s*$/) or return nil
       m[1].to_f * UNITS.fetch(m[2])
-    end
-
-    private
-
-    def kill(pid)
-      Process.kill(:KILL, pid)
-      Process.wait(pid)
-    rescue Errno::ESRCH, Errno::ECHILD
-      nil
     end
   end
 end
