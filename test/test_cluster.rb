@@ -68,9 +68,7 @@ class TestCluster < Minitest::Test
   def test_quit_stops_at_once
     server = start_up("-w", "2", "-t", "1", "--shutdown-timeout", "60", env: { "UP_TEST_DELAY" => "30" })
     pids = booted(server, 2)
-    sock = connect(server.port)
-    sock.write("GET /?id=slow HTTP/1.1\r\nHost: h\r\n\r\n")
-    wait_for_file(@ids_file, /slow/)
+    sock = slow_request_in_flight(server.port)
     server.signal(:QUIT)
     assert server.wait(timeout: 10).success?
     assert_match(/QUIT: stopping at once/, server.output)

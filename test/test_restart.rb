@@ -74,9 +74,7 @@ class TestRestart < Minitest::Test
 
   def test_usr2_in_single_mode_reexecutes_in_place_after_the_request_in_flight
     server = start_up("-w", "1", "-t", "2", env: { "UP_TEST_DELAY" => "0.5" })
-    sock = connect(server.port)
-    sock.write("GET /?id=slow HTTP/1.1\r\nHost: h\r\n\r\n")
-    wait_for_file(@ids_file, /slow/)
+    sock = slow_request_in_flight(server.port)
     File.write(@version_file, "2")
     server.signal(:USR2)
     assert_equal "1 #{server.pid}", read_response(sock).body

@@ -15,9 +15,7 @@ class TestSingle < Minitest::Test
     log = File.join(@dir, "up.log")
     server = start_up("-w", "1", "-l", log, wait: false, env: { "UP_TEST_DELAY" => "0.5" })
     port = wait_for_file(log, /listening on http:\/\/[^:]+:(\d+)/)[1].to_i
-    sock = connect(port)
-    sock.write("GET /?id=slow HTTP/1.1\r\nHost: h\r\n\r\n")
-    wait_for_file(@ids_file, /slow/)
+    sock = slow_request_in_flight(port)
     File.rename(log, "#{log}.1")
     server.signal(:HUP)
     wait_for_file(log, /HUP: reopened #{Regexp.escape(log)}/)
@@ -38,9 +36,7 @@ class TestSingle < Minitest::Test
 
   def test_quit_stops_at_once_cutting_off_the_request_in_flight
     server = start_up("-w", "1", "--shutdown-timeout", "60", env: { "UP_TEST_DELAY" => "30" })
-    sock = connect(server.port)
-    sock.write("GET /?id=slow HTTP/1.1\r\nHost: h\r\n\r\n")
-    wait_for_file(@ids_file, /slow/)
+    sock = slow_request_in_flight(server.port)
     server.signal(:QUIT)
     assert server.wait(timeout: 10).success?
     assert_match(/QUIT: stopping at once/, server.output)

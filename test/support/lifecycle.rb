@@ -66,6 +66,15 @@ module LifecycleHelpers
     false
   end
 
+  # Sends a request for the slow path on a new connection to port and waits until the app has
+  # it (its id is in the ids file); returns the socket, for the response or the cut-off.
+  def slow_request_in_flight(port)
+    sock = connect(port)
+    sock.write("GET /?id=slow HTTP/1.1\r\nHost: h\r\n\r\n")
+    wait_for_file(@ids_file, /slow/)
+    sock
+  end
+
   # Waits until the file at path matches pattern; returns the match.
   def wait_for_file(path, pattern, timeout: 20)
     limit = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
