@@ -29,18 +29,51 @@ class TestThreads < Minitest::Test
 
   # Calls that each wait a fraction of a millisecond for IO (a Redis or database round trip)
   # still finish often, but while one waits the requests behind it could run: a second thread
-  # serves them. Sleeping stands in for the IO wait (the thread is asleep in the kernel).
+  # serves them. A select on a pipe that stays empty stands in for the IO wait.
   def test_short_io_waits_with_requests_queued_bring_in_another_thread
+    reader, writer = IO.pipe
     start_server(lambda { |_env|
-      sleep 0.0003
+      IO.select([reader], nil, nil, 0.0003)
       [200, {}, [Thread.current.object_id.to_s]]
     }, threads: 4)
-    socks = Array.new(8) do
-      connect.tap { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n" * 40) }
-    end
-    served_by = socks.flat_map { |s| Array.new(40) { read_response(s).body } }
-    assert_equal 320, served_by.size
-    assert_operator served_by.uniq.size, :>, 1, "one thread ran every call, waits and all"
+    assert_operator served_by(8, 40).uniq.size, :>, 1, "one thread ran every call, waits and all"
+  ensure
+    [reader, writer].each { |io| io&.close }
+  end
+
+  # Calls that only compute hold the GVL: a second thread could only wait for it, and threads
+  # taking turns at it serve fewer requests than one. The clients here are threads of this
+  # process, which take the GVL now and then, so a call waits for it in the kernel at times,
+  # as one does for a lock: that is no reason to wake a thread.
+  def test_calls_that_only_compute_are_served_by_one_thread
+    start_server(lambda { |_env|
+      compute(0.002)
+      [200, {}, [Thread.current.object_id.to_s]]
+    }, threads: 4)
+    settle
+    served = under_load(0.6)
+    assert_equal 1, served.map(&:last).uniq.size, "threads were woken for calls that never wait"
+  end
+
+  # Threads woken while calls waited for IO go back to sleep once the calls only compute, even
+  # though requests never stop coming.
+  def test_threads_woken_for_io_waits_go_back_to_sleep
+    reader, writer = IO.pipe
+    wait = true
+    start_server(lambda { |_env|
+      wait ? IO.select([reader], nil, nil, 0.0003) : compute(0.001)
+      [200, {}, [Thread.current.object_id.to_s]]
+    }, threads: 4)
+    settle
+    switch = Thread.new { sleep 0.4; wait = false }
+    served = under_load(1.2)
+    early = served.select { |at, _| at < 0.4 }.map(&:last).uniq
+    late = served.select { |at, _| at > 0.9 }.map(&:last).uniq
+    assert_operator early.size, :>, 1, "no thread was woken for the IO waits"
+    assert_equal 1, late.size, "the threads woken for IO kept taking turns"
+  ensure
+    switch&.join
+    [reader, writer].each { |io| io&.close }
   end
 
   def test_fewer_threads_than_slow_requests_queue_but_all_are_answered
@@ -106,5 +139,73 @@ class TestThreads < Minitest::Test
     assert_equal "ok", read_response(held).body
   ensure
     release << true
+  end
+
+  private
+
+  REQUEST = "GET / HTTP/1.1\r\nHost: h\r\n\r\n"
+
+  def now
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  def compute(seconds)
+    deadline = now + seconds
+    nil while now < deadline
+  end
+
+  # After a first request, the threads that found nothing to do are asleep: a test that counts
+  # threads starts from one awake.
+  def settle
+    get("/")
+    sleep 0.1
+  end
+
+  # The bodies of connections x pipelined requests, sent at once and read in order.
+  def served_by(connections, pipelined)
+    socks = Array.new(connections) do
+      connect.tap { |s| s.write(REQUEST * pipelined) }
+    end
+    socks.flat_map { |s| Array.new(pipelined) { read_response(s).body } }
+  end
+
+  # Keeps `connections` connections busy for `seconds`, `depth` requests in flight on each, so
+  # that requests are always queued, from a child process (a client sharing this process's GVL
+  # would slow the server down to its own pace). Returns [seconds since the start, body] of
+  # each response.
+  def under_load(seconds, connections: 8, depth: 8)
+    reader, writer = IO.pipe
+    pid = fork do
+      reader.close
+      writer.write(Marshal.dump(load_clients(seconds, connections, depth)))
+      writer.close
+      exit!(0)
+    end
+    writer.close
+    served = Marshal.load(reader.read)
+    Process.wait(pid)
+    served
+  ensure
+    reader&.close
+  end
+
+  def load_clients(seconds, connections, depth)
+    start = now
+    socks = Array.new(connections) { connect }
+    clients = socks.map do |sock|
+      Thread.new do
+        sock.write(REQUEST * depth)
+        served = []
+        loop do
+          served << [now - start, read_response(sock).body]
+          break if now - start >= seconds
+
+          sock.write(REQUEST)
+        end
+        (depth - 1).times { read_response(sock) }
+        served
+      end
+    end
+    clients.flat_map(&:value)
   end
 end

@@ -20,7 +20,8 @@ struct up_rb_server_t;
 /* One app thread as the watchdog sees it (thread_pool.c, watchdog.c). */
 typedef struct up_rb_app_thread_t {
     struct up_rb_server_t *srv;
-    int stat_fd; /* its /proc/self/task/TID/stat (blocked or running?), -1 if unavailable */
+    int syscall_fd; /* its /proc/self/task/TID/syscall (running, or waiting in which call?), -1
+                     * if unavailable */
     int in_app;  /* running a request; under queue_lock */
 } up_rb_app_thread_t;
 
@@ -68,6 +69,7 @@ typedef struct up_rb_server_t {
     int queue_len;
     int sleepers;  /* threads waiting to be promoted */
     int promoted;  /* promotions handed out and not yet taken */
+    _Atomic int demoted; /* threads asked to go back to sleep, and not yet gone */
     int in_app;    /* threads inside a request */
     up_rb_app_thread_t *app_threads; /* num_threads of them while running */
     /* Requests finished, for the watchdog (watchdog.c). */

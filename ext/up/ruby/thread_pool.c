@@ -12,7 +12,8 @@
  *
  * When the running threads are stuck in the app (a sleep, a query, a long computation), the
  * watchdog (watchdog.c) promotes a sleeping thread: it takes the loop and the queued requests,
- * so a blocking call holds up no other request. -t N bounds how many requests run at once. */
+ * so a blocking call holds up no other request; once no call waits for IO any more, it sends
+ * the extra threads back to sleep one by one. -t N bounds how many requests run at once. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,28 @@ static up_conn_t *take_request(up_rb_server_t *srv, up_rb_app_thread_t *self)
     }
     pthread_mutex_unlock(&srv->queue_lock);
     return conn;
+}
+
+/* Whether this thread is to go back to sleep: the watchdog asked for it (the count is taken by
+ * this thread then), and another thread will come back for the loop and the queue, because it
+ * holds the loop or is in the app. As in app_thread_main, a thread sleeps only while another is
+ * sure to come back: one always does. */
+static int take_demotion(up_rb_server_t *srv)
+{
+    int loop_held = pthread_mutex_trylock(&srv->loop_lock) != 0;
+    if (!loop_held)
+        pthread_mutex_unlock(&srv->loop_lock);
+    pthread_mutex_lock(&srv->queue_lock);
+    int demoted = srv->demoted > 0 && (loop_held || srv->in_app > 0);
+    if (demoted)
+        srv->demoted--;
+    int queued = srv->queue_len > 0;
+    pthread_mutex_unlock(&srv->queue_lock);
+    /* The holder may be blocked in the loop's wait while requests are queued: it is woken
+     * for them. */
+    if (demoted && queued && loop_held)
+        up_loop_wake(srv->loop);
+    return demoted;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -200,20 +223,31 @@ static void sleep_unblock(void *arg)
     pthread_mutex_unlock(&s->srv->queue_lock);
 }
 
-/* Lets the watchdog tell this thread blocked (asleep in the kernel) from running. */
-static void open_stat(up_rb_app_thread_t *self)
+/* Lets the watchdog tell this thread running from waiting for IO or for a lock. */
+static void open_syscall(up_rb_app_thread_t *self)
 {
     char path[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
-    self->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", (long)syscall(SYS_gettid));
+    self->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void go_to_sleep(up_rb_server_t *srv)
+{
+    sleep_t s = {srv, 0};
+    rb_thread_call_without_gvl(sleep_nogvl, &s, sleep_unblock, &s);
 }
 
 static VALUE app_thread_main(void *arg)
 {
     up_rb_app_thread_t *self = arg;
     up_rb_server_t *srv = self->srv;
-    open_stat(self);
+    open_syscall(self);
     while (!srv->finished) {
+        if (atomic_load(&srv->demoted) > 0 && take_demotion(srv)) {
+            go_to_sleep(srv);
+            rb_thread_check_ints();
+            continue;
+        }
         up_conn_t *conn = take_request(srv, self);
         if (conn != NULL) {
             run_request(srv, self, conn);
@@ -222,8 +256,7 @@ static VALUE app_thread_main(void *arg)
         if (!up_rb_with_loop(srv, turn_locked, (VALUE)srv)) {
             /* Another thread has the loop, and there is no request: nothing to do here until
              * the running threads get stuck. */
-            sleep_t s = {srv, 0};
-            rb_thread_call_without_gvl(sleep_nogvl, &s, sleep_unblock, &s);
+            go_to_sleep(srv);
         }
         rb_thread_check_ints();
     }
@@ -349,8 +382,8 @@ static VALUE join_threads(VALUE arg)
     }
     srv->threads = Qnil;
     for (int i = 0; i < srv->num_threads; i++) {
-        if (srv->app_threads[i].stat_fd >= 0)
-            close(srv->app_threads[i].stat_fd);
+        if (srv->app_threads[i].syscall_fd >= 0)
+            close(srv->app_threads[i].syscall_fd);
     }
     free(srv->app_threads);
     srv->app_threads = NULL;

@@ -1,21 +1,33 @@
 /* The watchdog of the app threads (thread_pool.c): a native thread, never touching Ruby, that
- * looks at the pool every millisecond while requests run. When no request has finished for
- * STUCK_NS while requests wait or nobody runs the loop (every awake thread is in the app), it
- * promotes a sleeping thread, which takes the loop and the queued requests, if that can help:
- * when a thread in the app is blocked (asleep in the kernel: IO, sleep, a lock; the GVL is
- * free), or when the calls have run for LONG_NS (then Ruby shares the GVL between threads in
- * time slices). A thread that is running Ruby, or only waiting for a CPU, holds the GVL: a
- * thread woken for it would just wait, at the cost of a third of the throughput (measured with
- * -w 2 on 2 cores, where workers and the client preempt each other). One promotion per period
- * at most, so a burst of slow calls wakes threads one by one, only as many as needed.
+ * looks at the pool every millisecond while requests run, and decides how many threads are
+ * awake.
  *
- * Calls that wait for IO only briefly (a Redis GET: tens of microseconds) finish often enough
- * never to look stuck, yet each wait leaves the GVL idle while requests queue. So while
- * requests wait and a thread in the app is asleep in the kernel, another is promoted too, at
- * most once per STUCK_NS: examples/json_api served 14% more requests a second (18.4k to 21.0k,
- * 10 interleaved 3 s runs each), hello.ru the same (its calls never sleep). */
+ * More than one thread helps only while a call leaves the GVL free: waiting for IO (a database,
+ * Redis, an HTTP call) or asleep. A thread that is running Ruby holds the GVL, and one that
+ * waits for the GVL would only be joined by another waiting for it: threads that take turns
+ * at the GVL cost a third of the throughput of one thread doing it all (measured with -w 2 on
+ * 2 cores, and on examples/rails: 1,346 req/s with -t 5 against 1,575 with -t 1). So:
+ *
+ * - Promotion. When no request has finished for STUCK_NS while requests wait (or nobody runs
+ *   the loop), a sleeping thread is promoted, and takes the loop and the queued requests, if a
+ *   thread in the app is in IO, or every one has waited in the kernel for a lock, a sleep or
+ *   the GVL in two looks in a row (a wait for the GVL held by the loop's turn or another
+ *   Ruby thread lasts well under a look's period, so one look proves nothing), or the calls
+ *   have run for LONG_NS (then Ruby shares the GVL between threads in time slices).
+ * - Short IO waits. Calls that wait for IO only briefly (a Redis GET: tens of microseconds)
+ *   finish often enough never to look stuck, yet each wait leaves the GVL idle while requests
+ *   queue. So while requests wait and a thread in the app is in IO, another is promoted too,
+ *   at most once per STUCK_NS: examples/json_api served 14% more requests a second (18.4k to
+ *   21.0k, 10 interleaved 3 s runs each).
+ * - Demotion. When more than one thread is awake and no look has seen IO for DEMOTE_NS, one
+ *   thread goes back to sleep (at most one per DEMOTE_NS), so threads woken for a burst of
+ *   slow calls do not go on taking turns at the GVL once the calls are fast again.
+ *
+ * One promotion per period at most, so a burst of slow calls wakes threads one by one, only as
+ * many as needed. */
 
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "binding.h"
@@ -24,6 +36,9 @@
  * notices. */
 #define STUCK_NS 1000000ull
 #define LONG_NS 50000000ull
+/* Long enough that an app doing IO on most requests keeps its threads (it shows IO in most
+ * looks), short enough to give up extra threads within a fraction of a second. */
+#define DEMOTE_NS 20000000ull
 #define ACTIVE_PERIOD_NS 1000000L
 /* With no request in the app, nothing can be stuck: look less often, and after IDLE_LOOKS
  * such looks not at all until a request starts (take_request wakes the watchdog). An idle
@@ -31,32 +46,120 @@
 #define IDLE_PERIOD_NS 10000000L
 #define IDLE_LOOKS 100
 
-/* Whether a thread in the app sleeps in the kernel (state S or D in its stat), not running or
- * waiting for a CPU (R). A thread whose state cannot be read counts as blocked. */
-static int some_thread_blocked(up_rb_server_t *srv)
+typedef enum thread_state_t {
+    THREAD_RUNNING, /* on a CPU or waiting for one: it holds the GVL */
+    THREAD_WAITING, /* in futex: the GVL, a Mutex, a ConditionVariable, sleep */
+    THREAD_IN_IO    /* in any other call (read, poll, select...), or a page fault */
+} thread_state_t;
+
+/* /proc/self/task/TID/syscall reads "running", or the number of the call the thread waits in
+ * and its arguments ("-1 ..." outside a call). futex is where Ruby parks a thread for anything
+ * but IO. A thread whose state cannot be read counts as in IO: promoting it is the safe side. */
+static thread_state_t thread_state(const up_rb_app_thread_t *t)
 {
+    char buf[256];
+    ssize_t n = t->syscall_fd >= 0 ? pread(t->syscall_fd, buf, sizeof(buf) - 1, 0) : -1;
+    if (n <= 0)
+        return THREAD_IN_IO;
+    buf[n] = '\0';
+    if (strncmp(buf, "running", 7) == 0)
+        return THREAD_RUNNING;
+    char *end;
+    long nr = strtol(buf, &end, 10);
+    if (end == buf)
+        return THREAD_IN_IO;
+    return nr == SYS_futex ? THREAD_WAITING : THREAD_IN_IO;
+}
+
+typedef struct look_t {
+    int in_io;       /* some thread in the app waits for IO */
+    int all_waiting; /* every thread in the app waits in the kernel (none runs), and one is there */
+} look_t;
+
+static look_t look_at_threads(up_rb_server_t *srv)
+{
+    look_t look = {0, 0};
+    int running = 0, seen = 0;
     for (int i = 0; i < srv->num_threads; i++) {
         up_rb_app_thread_t *t = &srv->app_threads[i];
         if (!t->in_app)
             continue;
-        char buf[512];
-        ssize_t n = t->stat_fd >= 0 ? pread(t->stat_fd, buf, sizeof(buf) - 1, 0) : -1;
-        if (n <= 0)
-            return 1;
-        buf[n] = '\0';
-        const char *paren = strrchr(buf, ')'); /* the command name may hold spaces */
-        if (paren == NULL || paren[1] != ' ' || paren[2] != 'R')
-            return 1;
+        seen++;
+        switch (thread_state(t)) {
+        case THREAD_RUNNING:
+            running++;
+            break;
+        case THREAD_IN_IO:
+            look.in_io = 1;
+            break;
+        case THREAD_WAITING:
+            break;
+        }
     }
-    return 0;
+    look.all_waiting = seen > 0 && running == 0;
+    return look;
+}
+
+static void promote(up_rb_server_t *srv)
+{
+    srv->promoted++;
+    srv->demoted = 0;
+    pthread_cond_signal(&srv->queue_cond);
+}
+
+/* The watchdog's memory between looks. */
+typedef struct watch_t {
+    unsigned long last_completed;
+    uint64_t last_progress;  /* a request finished, or nothing was waiting */
+    uint64_t last_promotion;
+    uint64_t last_io;        /* a look saw IO, or a thread was promoted or demoted */
+    int waited;              /* the last look saw every thread in the app waiting, no progress since */
+} watch_t;
+
+/* One look, under queue_lock. */
+static void watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
+{
+    unsigned long completed = atomic_load(&srv->completed);
+    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    int starved = srv->queue_len > 0 || srv->in_app >= awake;
+    int can_promote = srv->sleepers > srv->promoted;
+    int progress = completed != w->last_completed || srv->in_app == 0 || !starved;
+    if (progress) {
+        w->last_completed = completed;
+        w->last_progress = now;
+        w->waited = 0;
+    }
+    int stuck = !progress && now - w->last_progress >= STUCK_NS;
+    int short_waits = srv->queue_len > 0 && now - w->last_promotion >= STUCK_NS;
+    int may_demote = awake - srv->demoted > 1 && now - w->last_io >= DEMOTE_NS;
+    if (srv->in_app == 0 || !((can_promote && (stuck || short_waits)) || may_demote))
+        return;
+    look_t look = look_at_threads(srv);
+    if (look.in_io)
+        w->last_io = now;
+    int waited = w->waited;
+    w->waited = stuck && look.all_waiting;
+    if (can_promote && ((stuck && (look.in_io || (look.all_waiting && waited) ||
+                                   now - w->last_progress >= LONG_NS)) ||
+                        (short_waits && look.in_io))) {
+        promote(srv);
+        w->last_promotion = w->last_io = now;
+        if (stuck)
+            w->last_progress = now;
+        w->waited = 0;
+        return;
+    }
+    if (may_demote && !look.in_io) {
+        srv->demoted++;
+        w->last_io = now;
+    }
 }
 
 static void *watchdog_main(void *arg)
 {
     up_rb_server_t *srv = arg;
-    unsigned long last_completed = 0;
-    uint64_t last_progress = up_rb_now_ns();
-    uint64_t last_promotion = 0;
+    uint64_t start = up_rb_now_ns();
+    watch_t w = {0, start, 0, start, 0};
     long period = IDLE_PERIOD_NS;
     int idle_looks = 0;
     pthread_mutex_lock(&srv->queue_lock);
@@ -76,32 +179,9 @@ static void *watchdog_main(void *arg)
             }
             pthread_cond_timedwait(&srv->watchdog_cond, &srv->queue_lock, &ts);
         }
-        uint64_t now = up_rb_now_ns();
-        unsigned long completed = atomic_load(&srv->completed);
-        int awake = srv->num_threads - srv->sleepers + srv->promoted;
-        int starved = srv->queue_len > 0 || srv->in_app >= awake;
         period = srv->in_app > 0 ? ACTIVE_PERIOD_NS : IDLE_PERIOD_NS;
         idle_looks = srv->in_app > 0 ? 0 : idle_looks + 1;
-        if (srv->queue_len > 0 && srv->sleepers > srv->promoted && now - last_promotion >= STUCK_NS &&
-            some_thread_blocked(srv)) {
-            /* Requests wait while a call waits for IO (a database, Redis): a second thread
-             * serves them meanwhile, though calls still finish. */
-            srv->promoted++;
-            pthread_cond_signal(&srv->queue_cond);
-            last_promotion = now;
-            continue;
-        }
-        if (completed != last_completed || srv->in_app == 0 || !starved) {
-            last_completed = completed;
-            last_progress = now;
-            continue;
-        }
-        if (now - last_progress >= STUCK_NS && srv->sleepers > srv->promoted &&
-            (now - last_progress >= LONG_NS || some_thread_blocked(srv))) {
-            srv->promoted++;
-            pthread_cond_signal(&srv->queue_cond);
-            last_progress = last_promotion = now;
-        }
+        watch(srv, &w, up_rb_now_ns());
     }
     pthread_mutex_unlock(&srv->queue_lock);
     return NULL;
