@@ -23,6 +23,7 @@ typedef struct up_rb_app_thread_t {
     int syscall_fd; /* its /proc/self/task/TID/syscall (running, or waiting in which call?), -1
                      * if unavailable */
     int in_app;  /* running a request; under queue_lock */
+    uint64_t call_started; /* when its request began; under queue_lock */
 } up_rb_app_thread_t;
 
 /* The access log's state (access_log.c). */
@@ -70,6 +71,7 @@ typedef struct up_rb_server_t {
     int sleepers;  /* threads waiting to be promoted */
     int promoted;  /* promotions handed out and not yet taken */
     _Atomic int demoted; /* threads asked to go back to sleep, and not yet gone */
+    unsigned long promotions, demotions; /* since the start, for stats */
     int in_app;    /* threads inside a request */
     up_rb_app_thread_t *app_threads; /* num_threads of them while running */
     /* Requests finished, for the watchdog (watchdog.c). */

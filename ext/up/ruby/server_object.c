@@ -273,12 +273,16 @@ static VALUE Server_stop(int argc, VALUE *argv, VALUE self)
 
 /* stats: what this server is doing now, for the master's control endpoint:
  * { requests: finished since start, connections: open, backlog: requests waiting for a thread,
- *   busy: threads in a request, threads: app threads }. Any thread. */
+ *   busy: threads in a request, threads: app threads, awake: threads not asleep waiting to be
+ *   woken, promotions and demotions: how often the watchdog woke a thread and sent one back
+ *   to sleep (watchdog.c) }. Any thread. */
 static VALUE Server_stats(VALUE self)
 {
     up_rb_server_t *srv = get(self);
     pthread_mutex_lock(&srv->queue_lock);
     int backlog = srv->queue_len, busy = srv->in_app;
+    int awake = srv->running ? srv->num_threads - srv->sleepers + srv->promoted : 0;
+    unsigned long promotions = srv->promotions, demotions = srv->demotions;
     pthread_mutex_unlock(&srv->queue_lock);
     VALUE h = rb_hash_new();
     rb_hash_aset(h, ID2SYM(rb_intern("requests")), ULONG2NUM(atomic_load(&srv->completed)));
@@ -286,6 +290,9 @@ static VALUE Server_stats(VALUE self)
     rb_hash_aset(h, ID2SYM(rb_intern("backlog")), INT2NUM(backlog));
     rb_hash_aset(h, ID2SYM(rb_intern("busy")), INT2NUM(busy));
     rb_hash_aset(h, ID2SYM(rb_intern("threads")), INT2NUM(srv->num_threads));
+    rb_hash_aset(h, ID2SYM(rb_intern("awake")), INT2NUM(awake));
+    rb_hash_aset(h, ID2SYM(rb_intern("promotions")), ULONG2NUM(promotions));
+    rb_hash_aset(h, ID2SYM(rb_intern("demotions")), ULONG2NUM(demotions));
     return h;
 }
 

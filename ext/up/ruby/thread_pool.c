@@ -73,6 +73,7 @@ static up_conn_t *take_request(up_rb_server_t *srv, up_rb_app_thread_t *self)
         srv->queue_len--;
         srv->in_app++;
         self->in_app = 1;
+        self->call_started = up_rb_now_ns();
         if (srv->watchdog_asleep)
             pthread_cond_signal(&srv->watchdog_cond);
     }
@@ -406,7 +407,7 @@ void up_rb_pool_run(up_rb_server_t *srv)
     if (srv->app_threads == NULL)
         rb_memerror();
     for (int i = 0; i < srv->num_threads; i++)
-        srv->app_threads[i] = (up_rb_app_thread_t){srv, -1, 0};
+        srv->app_threads[i] = (up_rb_app_thread_t){srv, -1, 0, 0};
     srv->threads = rb_ary_new_capa(srv->num_threads);
     /* Whatever fails while starting, the threads already started are joined. */
     rb_ensure(start_and_supervise, (VALUE)srv, join_threads, (VALUE)srv);

@@ -21,7 +21,11 @@
  *   21.0k, 10 interleaved 3 s runs each).
  * - Demotion. When more than one thread is awake and no look has seen IO for DEMOTE_NS, one
  *   thread goes back to sleep (at most one per DEMOTE_NS), so threads woken for a burst of
- *   slow calls do not go on taking turns at the GVL once the calls are fast again.
+ *   slow calls do not go on taking turns at the GVL once the calls are fast again. A thread
+ *   in a call longer than DEMOTE_NS (a long poll waiting on a Queue) takes no turns: it does
+ *   not count as awake here, lest the one thread serving the rest be sent to sleep. And when
+ *   calls get stuck soon after a demotion (they sleep, or wait on locks), the thread was
+ *   needed: the next demotion waits twice as long, up to DEMOTE_MAX_NS.
  *
  * One promotion per period at most, so a burst of slow calls wakes threads one by one, only as
  * many as needed. */
@@ -39,6 +43,7 @@
 /* Long enough that an app doing IO on most requests keeps its threads (it shows IO in most
  * looks), short enough to give up extra threads within a fraction of a second. */
 #define DEMOTE_NS 20000000ull
+#define DEMOTE_MAX_NS 1280000000ull
 #define ACTIVE_PERIOD_NS 1000000L
 /* With no request in the app, nothing can be stuck: look less often, and after IDLE_LOOKS
  * such looks not at all until a request starts (take_request wakes the watchdog). An idle
@@ -100,11 +105,16 @@ static look_t look_at_threads(up_rb_server_t *srv)
     return look;
 }
 
-static void promote(up_rb_server_t *srv)
+/* Threads in a call that has run for DEMOTE_NS or more. */
+static int long_calls(up_rb_server_t *srv, uint64_t now)
 {
-    srv->promoted++;
-    srv->demoted = 0;
-    pthread_cond_signal(&srv->queue_cond);
+    int count = 0;
+    for (int i = 0; i < srv->num_threads; i++) {
+        up_rb_app_thread_t *t = &srv->app_threads[i];
+        if (t->in_app && now - t->call_started >= DEMOTE_NS)
+            count++;
+    }
+    return count;
 }
 
 /* The watchdog's memory between looks. */
@@ -113,8 +123,20 @@ typedef struct watch_t {
     uint64_t last_progress;  /* a request finished, or nothing was waiting */
     uint64_t last_promotion;
     uint64_t last_io;        /* a look saw IO, or a thread was promoted or demoted */
+    uint64_t last_demotion;  /* 0 before the first */
+    uint64_t demote_ns;      /* how long without IO before a demotion */
     int waited;              /* the last look saw every thread in the app waiting, no progress since */
 } watch_t;
+
+static void promote(up_rb_server_t *srv, watch_t *w, uint64_t now)
+{
+    srv->promoted++;
+    srv->promotions++;
+    srv->demoted = 0;
+    pthread_cond_signal(&srv->queue_cond);
+    if (w->last_demotion != 0 && now - w->last_demotion < w->demote_ns && w->demote_ns < DEMOTE_MAX_NS)
+        w->demote_ns *= 2;
+}
 
 /* One look, under queue_lock. */
 static void watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
@@ -131,7 +153,8 @@ static void watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
     }
     int stuck = !progress && now - w->last_progress >= STUCK_NS;
     int short_waits = srv->queue_len > 0 && now - w->last_promotion >= STUCK_NS;
-    int may_demote = awake - srv->demoted > 1 && now - w->last_io >= DEMOTE_NS;
+    int may_demote = awake - srv->demoted > 1 && now - w->last_io >= w->demote_ns &&
+                     awake - srv->demoted - long_calls(srv, now) > 1;
     if (srv->in_app == 0 || !((can_promote && (stuck || short_waits)) || may_demote))
         return;
     look_t look = look_at_threads(srv);
@@ -142,7 +165,7 @@ static void watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
     if (can_promote && ((stuck && (look.in_io || (look.all_waiting && waited) ||
                                    now - w->last_progress >= LONG_NS)) ||
                         (short_waits && look.in_io))) {
-        promote(srv);
+        promote(srv, w, now);
         w->last_promotion = w->last_io = now;
         if (stuck)
             w->last_progress = now;
@@ -151,7 +174,8 @@ static void watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
     }
     if (may_demote && !look.in_io) {
         srv->demoted++;
-        w->last_io = now;
+        srv->demotions++;
+        w->last_io = w->last_demotion = now;
     }
 }
 
@@ -159,7 +183,7 @@ static void *watchdog_main(void *arg)
 {
     up_rb_server_t *srv = arg;
     uint64_t start = up_rb_now_ns();
-    watch_t w = {0, start, 0, start, 0};
+    watch_t w = {0, start, 0, start, 0, DEMOTE_NS, 0};
     long period = IDLE_PERIOD_NS;
     int idle_looks = 0;
     pthread_mutex_lock(&srv->queue_lock);
