@@ -110,8 +110,8 @@ class Exchange {
   }
 
   // An Array body: every part at once, with a content-length unless the app set one. Parts
-  // of one encoding (nearly always) go to res.end as one string, which Node sends in one
-  // write after the head it prepends; a Buffer costs a copy and is written after the head.
+  // of one encoding (nearly always) become one string, which Node sends in one write after
+  // the head it prepends; a Buffer costs a copy and is written after the head.
   sendParts(status, hash, parts) {
     const headers = flatten(hash);
     let body = '';
@@ -126,8 +126,22 @@ class Exchange {
       headers.push('content-length', String(length));
     }
     this.writeHead(status, headers);
-    if (typeof body === 'string') this.res.end(body, encoding);
+    if (typeof body === 'string') this.endWith(body, encoding);
     else this.res.end(body);
+  }
+
+  // res.end(body) queues the head and body behind the socket's cork, then an empty chunk
+  // that carries the finish callback, and flushes both with writev. Written and uncorked
+  // before end(), the response leaves in one plain write and end() has nothing to queue.
+  // That skips Node's Array work on the write path, which Opal slows for the whole
+  // process (loading it invalidates V8's NoElements protector, so every push, pop and
+  // slice takes the runtime's slow path): 13.4 -> 12.3 us of CPU a hello world.
+  endWith(body, encoding) {
+    const socket = this.res.socket;
+    if (socket) socket.cork();
+    this.res.write(body, encoding);
+    if (socket) socket.uncork();
+    this.res.end();
   }
 
   // Keeps the status and headers for the first write, so that an `each` that raises before
