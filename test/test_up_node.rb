@@ -144,6 +144,21 @@ class TestUpNode < Minitest::Test
     end
   end
 
+  # A lambda app is called without Proc#call (Up::Node::Handler#direct_lambda?) only where
+  # that changes nothing: a `call` defined on the lambda still answers.
+  def test_a_lambda_apps_own_call_answers
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~RUBY)
+        app = ->(_env) { [200, {}, ["the lambda"]] }
+        def app.call(_env) = [200, {}, ["its own call"]]
+        run app
+      RUBY
+      start_up_node(rackup)
+      assert_equal "its own call", get("/").body
+    end
+  end
+
   def test_app_exception_is_a_logged_500_and_the_server_keeps_serving
     server = start_up_node
     sock = connect

@@ -16,11 +16,12 @@ module Up
         @app = app
         @env = env
         @log = log
+        @proc_call = `Opal.Proc.$$prototype.$call`
       end
 
       def serve(exchange)
         env = `#{@env}.build(#{exchange})`
-        status, headers, body = @app.call(env)
+        status, headers, body = direct_lambda? ? `#{@app}(#{env})` : @app.call(env)
         # Most responses: [Integer, Hash, Array of Strings], checked and sent by JS at once.
         return if `#{exchange}.sendCommon(#{status}, #{headers}, #{body}, #{env})`
 
@@ -31,6 +32,15 @@ module Up
       end
 
       private
+
+      # A lambda app (`run ->(env) { ... }`) is a JS function that Proc#call calls with the
+      # same argument, after copying its arguments into an Array and applying them (Array
+      # work that Opal's bridged Array makes slow in V8). It is called directly while
+      # Proc#call is the bundle's and the lambda has no call of its own; one marked $$ret
+      # needs Proc#call to catch its `return`.
+      def direct_lambda?
+        `#{@app}.$$is_lambda === true && #{@app}.$$ret == null && #{@app}.$call === #{@proc_call}`
+      end
 
       def report(error, env)
         where = env ? "#{env["REQUEST_METHOD"]} #{env["REQUEST_URI"]}" : "building the env"
