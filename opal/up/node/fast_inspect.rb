@@ -45,9 +45,34 @@ class Hash
     // try block, an id stack) only matter for objects that may hold themselves.
     function up_inspect(value) {
       if (typeof value === 'string') return up_escapable.test(value) ? value.$inspect() : '"' + value + '"';
-      if (typeof value === 'boolean' || typeof value === 'number' || value === Opal.nil) return value.$inspect();
+      if (up_scalar(value)) return value.$inspect();
       if (value != null && (value.$$is_hash || value.$$is_string)) return value.$inspect();
-      return Opal.Opal.$inspect(value);
+      var flat = up_inspect_flat_array(value);
+      return flat === null ? Opal.Opal.$inspect(value) : flat;
+    }
+
+    function up_scalar(value) {
+      return typeof value === 'boolean' || typeof value === 'number' || value === Opal.nil;
+    }
+
+    var up_array_inspect = Opal.Array.$$prototype.$inspect;
+    var up_array_at = Opal.Array.$$prototype['$[]'];
+
+    // Array#inspect's output for a plain Array (Opal's #inspect and #[], no singleton class)
+    // of plain Strings, numbers, booleans and nil, such as rack.version; null for any other
+    // value. Nothing in such an Array can hold it, so neither Opal.inspect's id stack nor
+    // Array#inspect's own could find it inside itself; each costs a try block and an Array
+    // push and pop, which Opal's bridged Array sends to V8's slow path.
+    function up_inspect_flat_array(value) {
+      if (value == null || Object.getPrototypeOf(value) !== Array.prototype) return null;
+      if (value.$inspect !== up_array_inspect || value['$[]'] !== up_array_at) return null;
+      var out = '';
+      for (var i = 0; i < value.length; i++) {
+        var item = value[i];
+        if (typeof item !== 'string' && !up_scalar(item)) return null;
+        out += (i === 0 ? '' : ', ') + up_inspect(item);
+      }
+      return '[' + out + ']';
     }
   }
 

@@ -15,3 +15,10 @@ loop = { "a" => 1 }
 loop["self"] = loop
 loop["list"] = [loop]
 puts loop.inspect
+# Arrays of plain values inspect without Opal's recursion guards; any other Array keeps them,
+# and its own #inspect.
+odd = [1, 2]
+def odd.inspect = "odd"
+row = Class.new(Array) { def inspect = "row" }.new([1])
+puts({ "version" => [1, 3], "empty" => [], "mixed" => [1.5, nil, true, "q\"", "caf\u00e9"], "odd" => odd,
+       "row" => row, "deep" => [[1], { "k" => [2] }, odd] }.inspect)
