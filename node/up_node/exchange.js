@@ -32,17 +32,30 @@ function bodiless(status) {
 // The app's headers, a Ruby Hash (a Map of name to a String or an Array of them), as the
 // flat [name, value, name, value...] list Node's writeHead takes: an Array value is one line
 // per item (set-cookie is never merged). Node refuses boxed Strings as names and values.
+// Stored by index: Opal's bridged Array sends every push to V8's slow path.
 function flatten(headers) {
   const flat = [];
+  let n = 0;
   for (const [name, value] of headers) {
     const key = plain(name);
     if (value.$$is_array) {
-      for (const one of value) flat.push(key, plain(one));
+      for (let i = 0; i < value.length; i++) {
+        flat[n++] = key;
+        flat[n++] = plain(value[i]);
+      }
     } else {
-      flat.push(key, plain(value));
+      flat[n++] = key;
+      flat[n++] = plain(value);
     }
   }
   return flat;
+}
+
+// Appends one field to a flattened list (see flatten for why not push).
+function addHeader(headers, name, value) {
+  const n = headers.length;
+  headers[n] = name;
+  headers[n + 1] = value;
 }
 
 function plain(value) {
@@ -63,10 +76,11 @@ function isString(part) {
   return typeof part === 'string' || (part instanceof String && part.$$is_string === true);
 }
 
-// headers: a flattened list.
-function hasHeader(headers, name) {
+// headers: a flattened list. Whether a field is named name or other (lowercase names).
+function hasHeader(headers, name, other = name) {
   for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i].toLowerCase() === name) return true;
+    const key = headers[i].toLowerCase();
+    if (key === name || key === other) return true;
   }
   return false;
 }
@@ -121,9 +135,9 @@ class Exchange {
       body = encodingOf(part) === encoding ? body + plain(part) : null;
     }
     if (body === null) body = Buffer.concat(parts.map(bytes));
-    if (!bodiless(status) && !hasHeader(headers, 'content-length') && !hasHeader(headers, 'transfer-encoding')) {
+    if (!bodiless(status) && !hasHeader(headers, 'content-length', 'transfer-encoding')) {
       const length = typeof body === 'string' ? Buffer.byteLength(body, encoding) : body.length;
-      headers.push('content-length', String(length));
+      addHeader(headers, 'content-length', String(length));
     }
     this.writeHead(status, headers);
     if (typeof body === 'string') this.endWith(body, encoding);
@@ -171,7 +185,7 @@ class Exchange {
         done();
         return;
       }
-      if (!bodiless(status) && !hasHeader(headers, 'content-length')) headers.push('content-length', String(stat.size));
+      if (!bodiless(status) && !hasHeader(headers, 'content-length')) addHeader(headers, 'content-length', String(stat.size));
       this.writeHead(status, headers);
       const file = fs.createReadStream(path);
       file.on('error', () => this.res.destroy());
@@ -235,7 +249,7 @@ class Exchange {
   }
 
   writeHead(status, headers) {
-    if (this.server.stopping) headers.push('connection', 'close');
+    if (this.server.stopping) addHeader(headers, 'connection', 'close');
     this.res.writeHead(status, reason(status), headers);
   }
 }
