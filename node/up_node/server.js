@@ -73,9 +73,14 @@ function createServer(options, handler, log, listener) {
 
     // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no
     // body. Served at once, as Node hands it over: waiting for its 'end' cost two listeners
-    // and a tick per request.
+    // and a tick per request. read(0) marks it as read by us, so that Node does not dump
+    // it once the response is done: with nothing to dump, that was eight ticks (resume,
+    // flowing, end, auto-destroy, close), each of which pays for pushing and popping
+    // Node's async context, which Opal's bridged Array sends to V8's slow path. Node's own
+    // parser still tracks the request and the connection's timeouts.
     const headers = req.headers;
     if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
+      req.read(0);
       return serve(req, res, '');
     }
     const chunks = [];
