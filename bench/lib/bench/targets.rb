@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "peers"
+
 module Bench
   # The issues' throughput targets for UP! with default settings, checked against one table
   # of bench/run: the default row's req/s as a ratio of a reference row in the same table (the
@@ -45,8 +47,13 @@ module Bench
                  pick: ->(rows) { best(rows, %w[puma puma_thread]) })
     ].freeze
 
+    # Successful responses a second in the row's median run: wrk counts a 503 as a request,
+    # and a server that turns requests away is no faster for it.
     def self.rps(row)
-      row.result.requests_per_sec.to_f
+      r = row.result
+      return r.requests_per_sec.to_f if r.requests.zero?
+
+      r.requests_per_sec.to_f * (r.requests - r.non_2xx_3xx) / r.requests
     end
 
     def initialize(app, workers, rows)
@@ -84,9 +91,10 @@ module Bench
                 else
                   "no target for #{@app}.ru with #{Peers.workers(@workers)}"
                 end
-      format("- %<ratio>.2f× %<label>s — %<name>s %<mode>s: %<verdict>s",
+      only_good = reference.result.non_2xx_3xx.positive? ? " (its 2xx/3xx responses only)" : ""
+      format("- %<ratio>.2f× %<label>s — %<name>s %<mode>s%<only_good>s: %<verdict>s",
              ratio: ratio, label: target.label, name: reference.peer.name,
-             mode: reference.peer.mode(reference.workers), verdict: verdict)
+             mode: reference.peer.mode(reference.workers), only_good: only_good, verdict: verdict)
     end
   end
 end
