@@ -159,6 +159,24 @@ class TestUpNode < Minitest::Test
     end
   end
 
+  # Opal 1.8 leaves a `return` in a block inside a lambda uncaught: a 500 whose log line says
+  # what escaped and why, not "undefined".
+  def test_a_return_escaping_a_lambda_app_is_a_500_that_says_why
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~RUBY)
+        run ->(env) {
+          [1].each { return [200, {}, ["from the block"]] } if env["PATH_INFO"] == "/return"
+          [200, {}, ["after"]]
+        }
+      RUBY
+      server = start_up_node(rackup)
+      assert_equal 500, get("/return").status
+      assert_equal "after", get("/").body
+      server.wait_for(%r{error in GET /return: a 'return' in a block escaped the app: Opal 1\.8})
+    end
+  end
+
   def test_app_exception_is_a_logged_500_and_the_server_keeps_serving
     server = start_up_node
     sock = connect

@@ -15,6 +15,7 @@ const http = require('node:http');
 const { Exchange } = require('./exchange');
 const { check } = require('./request_check');
 const { reason } = require('./reason');
+const { escapedThrow, describeThrown } = require('./thrown');
 
 function statusFor(error) {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 431;
@@ -106,8 +107,10 @@ function createServer(options, handler, log, listener) {
     try {
       handler.$serve(exchange);
     } catch (error) {
-      // The handler rescues what the app raises; this is a bug of ours. Keep serving.
-      log.line(`error in up_node's handler: ${error && error.stack}`);
+      // The handler rescues what the app raises, so this is a bug of ours, or Opal's
+      // uncaught `return`. Keep serving.
+      const where = escapedThrow(error) ? `${req.method} ${req.url}` : "up_node's handler";
+      log.line(`error in ${where}: ${describeThrown(error)}`);
       exchange.fail();
     }
   };

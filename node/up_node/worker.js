@@ -11,12 +11,7 @@ const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('./log');
 const { createServer } = require('./server');
 const { EnvBuilder } = require('./env');
-
-function describe(error) {
-  const Opal = globalThis.Opal;
-  if (Opal && Opal.Up && Opal.Up.Node && error && error.$$class) return Opal.Up.Node.$describe(error);
-  return String(error && error.stack ? error.stack : error);
-}
+const { describeThrown } = require('./thrown');
 
 function loadHandler(options, log) {
   require(options.bundle);
@@ -92,7 +87,7 @@ function run(options) {
   try {
     handler = loadHandler(options, log);
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describe(error)}`);
+    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
     process.exit(1);
   }
   // Start errors the user can fix (an address in use), as up_ruby reports them: one line on
@@ -111,7 +106,7 @@ function run(options) {
     ignoreUnsupportedSignals(log);
     // A streaming body may write from a timer after the app returned; what it raises then
     // has no request to fail. It is logged, and the process goes on serving the others.
-    process.on('uncaughtException', (error) => log.line(`error outside a request: ${describe(error)}`));
+    process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
     if (cluster.isWorker) {
       process.on('disconnect', stop); // the primary is gone
       process.send({ listening: urls });
