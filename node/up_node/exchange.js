@@ -11,6 +11,7 @@
 // goes out as UTF-8.
 
 const fs = require('node:fs');
+const http = require('node:http');
 const { reason } = require('./reason');
 
 const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
@@ -216,17 +217,31 @@ class Exchange {
   }
 
   // rack.early_hints: a Ruby lambda that sends a 103 with the headers of the Hash it is
-  // given (Array values as one line each), before the response.
+  // given, an Array value as one line per item, as up_ruby does. Node's writeEarlyHints
+  // would join an Array into one line and send nothing without a link, so the head is made
+  // here and goes out through _writeRaw, as writeEarlyHints sends its own: that queues it
+  // behind the responses to requests pipelined before this one. HTTP/1.0 knows no 1xx, and a
+  // response already begun takes none. A bad name or value raises ArgumentError in the app.
   earlyHintsProc() {
     const Opal = globalThis.Opal;
     return Opal.lambda((headers) => {
-      const hints = {};
-      for (const [name, value] of headers) {
-        const key = name.$to_s().toLowerCase();
-        const values = hints[key] || (hints[key] = []);
-        for (const one of Opal.top.$Array(value)) values.push(String(one.$to_s()));
+      const res = this.res;
+      if (this.req.httpVersionMinor === 0 || res.headersSent || res.writableEnded) return Opal.nil;
+      let head = 'HTTP/1.1 103 Early Hints\r\n';
+      try {
+        for (const [name, value] of headers) {
+          const key = String(name.$to_s());
+          http.validateHeaderName(key);
+          for (const one of Opal.top.$Array(value)) {
+            const line = String(one.$to_s());
+            http.validateHeaderValue(key, line);
+            head += `${key}: ${line}\r\n`;
+          }
+        }
+      } catch (error) {
+        throw Opal.ArgumentError.$new(`rack.early_hints: ${error.message}`);
       }
-      this.res.writeEarlyHints(hints);
+      res._writeRaw(`${head}\r\n`, 'latin1');
       return Opal.nil;
     });
   }

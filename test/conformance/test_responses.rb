@@ -84,4 +84,20 @@ class TestConformanceResponses < ConformanceTest
     assert_equal ["</a.css>; rel=preload", "</b.js>; rel=preload"], hints.headers["link"]
     assert_equal [200, "after hints"], read_response(sock).then { |res| [res.status, res.body] }
   end
+
+  # RFC 8297 hints are any headers, not only link.
+  def test_early_hints_without_a_link_go_out_too
+    sock = connect
+    sock.write("GET /hints_without_link HTTP/1.1\r\nHost: h\r\n\r\n")
+    hints = read_response(sock)
+    assert_equal [103, "a"], [hints.status, hints["x-hint"]]
+    assert_equal [200, "after hints"], read_response(sock).then { |res| [res.status, res.body] }
+  end
+
+  # HTTP/1.0 has no 1xx responses (RFC 9110 §15.2): a 1.0 client gets the response alone.
+  def test_an_http_1_0_client_gets_no_early_hints
+    sock = connect
+    sock.write("GET /hints HTTP/1.0\r\nHost: h\r\n\r\n")
+    assert_equal [200, "after hints"], read_response(sock).then { |res| [res.status, res.body] }
+  end
 end

@@ -2,7 +2,7 @@
 
 # The app of the response and error tests: one body kind per path (/array, /each, /call,
 # /to_path?FILE, /proxy), how many bodies were closed (/closed), Array header values
-# (/cookies), early hints (/hints), exceptions (/raise, /raise_in_each), and under /invalid/
+# (/cookies), early hints (/hints, /hints_without_link), exceptions (/raise, /raise_in_each), and under /invalid/
 # responses that break the SPEC, which the server must answer with a 500. Runs unmodified on
 # MRI and on Opal, under Rack::Lint where the runtime can load it (but /invalid/, which Lint
 # would refuse before the server sees it).
@@ -82,6 +82,9 @@ app = lambda do |env|
   when "/cookies" then [200, { "set-cookie" => ["a=1; path=/", "b=2"], "x-multi" => %w[one two] }, ["ok"]]
   when "/hints"
     env["rack.early_hints"].call({ "link" => ["</a.css>; rel=preload", "</b.js>; rel=preload"] })
+    [200, text, ["after hints"]]
+  when "/hints_without_link"
+    env["rack.early_hints"].call({ "x-hint" => "a" })
     [200, text, ["after hints"]]
   when "/raise" then raise ArgumentError, "kaboom from the app"
   when "/raise_in_each" then [200, text, EachBody.new(["never sent"], raise_in_each: true)]
