@@ -14,8 +14,7 @@ class TestUpNodeApps < Minitest::Test
   include UpNodeProcess
 
   ARGS = %w[-w 1 -t 1].freeze
-  # Headers that are not the app's: the clock's `date`. (Node's `Connection: keep-alive` and
-  # `Keep-Alive`, a known gap in the README, do not come up: every request here closes.)
+  # Headers that are not the app's: the clock's `date`.
   RUNTIME_HEADERS = %w[date].freeze
 
   def test_hello_answers_the_same_on_both

@@ -254,7 +254,7 @@ class Exchange {
       return;
     }
     const body = 'Internal Server Error\n';
-    this.res.writeHead(500, reason(500), ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+    this.writeHead(500, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
     this.res.end(body);
   }
 
@@ -263,9 +263,19 @@ class Exchange {
     this.res.on('close', () => fn());
   }
 
+  // A response that keeps an HTTP/1.1 connection says nothing of it, keep-alive being 1.1's
+  // default (RFC 9112 §9.3), as up_ruby's do: Node would add 'Connection: keep-alive' and
+  // 'Keep-Alive: timeout=N'. removeHeader('connection') is Node's way to send neither and
+  // still keep the connection; not when the app sent a connection header, which it must
+  // then decide. One that closes says 'connection: close' (Node's, or ours while stopping).
   writeHead(status, headers) {
-    if (this.server.stopping) addHeader(headers, 'connection', 'close');
-    this.res.writeHead(status, reason(status), headers);
+    const res = this.res;
+    if (this.server.stopping) {
+      addHeader(headers, 'connection', 'close');
+    } else if (res.shouldKeepAlive && this.req.httpVersionMinor === 1 && !hasHeader(headers, 'connection')) {
+      res.removeHeader('connection');
+    }
+    res.writeHead(status, reason(status), headers);
   }
 }
 

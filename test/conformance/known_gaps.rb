@@ -9,9 +9,6 @@ module Conformance
   KNOWN_GAPS = {
     "up_ruby" => {},
     "up_node" => {
-      "TestConformanceResponses#test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing" =>
-        "Node's http module adds 'Connection: keep-alive' and 'Keep-Alive: timeout=N' to every keep-alive " \
-        "response; up_ruby sends neither (keep-alive is HTTP/1.1's default)",
       "TestConformanceLimits#test_rejects_no_version_with_400" =>
         "llhttp reads a request line without a version as HTTP/0.9, so up_node's check of the version " \
         "(node/up_node/request_check.js) answers 505 where up_ruby answers 400",
