@@ -42,6 +42,8 @@ p data.bytes, data.bytesize, data.encoding
 p File.exist?(up[:tempfile].path), File.binread(up[:tempfile].path).bytes == FILE_BYTES
 p params["star"][:filename], params["star"][:tempfile].read
 p env["rack.tempfiles"].size
+# Rack leaves its tempfiles to Rack::TempfileReaper: without it, each run left them in /tmp.
+env["rack.tempfiles"].each(&:close!)
 
 # Errors are Rack's: a body that ends before the closing boundary.
 bad = Rack::MockRequest.env_for("/", method: "POST", input: "--#{BOUNDARY}\r\ncontent-disposition: form-data; name=\"a\"\r\n\r\nx",
@@ -60,3 +62,4 @@ p env["CONTENT_TYPE"], env["CONTENT_LENGTH"]
 params = Rack::Request.new(env).POST
 p params["title"], params["doc"][:filename], params["doc"][:type]
 p params["doc"][:tempfile].read.bytes == File.binread("fixtures/upload.bin").bytes
+env["rack.tempfiles"].each(&:close!)
