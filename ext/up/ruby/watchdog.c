@@ -1,6 +1,6 @@
 /* The watchdog of the app threads (thread_pool.c): a native thread, never touching Ruby, that
- * looks at the pool every millisecond while requests run, and decides how many threads are
- * awake.
+ * looks at the pool while requests run (every millisecond, less often while every call only
+ * computes; see the end of this comment), and decides how many threads are awake.
  *
  * More than one thread helps only while a call leaves the GVL free: waiting for IO (a database,
  * Redis, an HTTP call) or asleep. A thread that is running Ruby holds the GVL, and one that
@@ -37,6 +37,7 @@
  * brings back one a millisecond. A call that starts to wait after a long computation is
  * noticed that much later. */
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
