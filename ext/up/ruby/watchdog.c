@@ -25,7 +25,8 @@
  *   in a call longer than DEMOTE_NS (a long poll waiting on a Queue) takes no turns: it does
  *   not count as awake here, lest the one thread serving the rest be sent to sleep. And when
  *   calls get stuck soon after a demotion (they sleep, or wait on locks), the thread was
- *   needed: the next demotion waits twice as long, up to DEMOTE_MAX_NS.
+ *   needed: the next demotion waits twice as long, up to DEMOTE_MAX_NS, and half as long
+ *   again after each demotion that holds.
  *
  * One promotion per period at most, so a burst of slow calls wakes threads one by one, only as
  * many as needed.
@@ -139,14 +140,29 @@ typedef struct watch_t {
     int waited;              /* the last look saw every thread in the app waiting, no progress since */
 } watch_t;
 
-static void promote(up_rb_server_t *srv, watch_t *w, uint64_t now)
+/* stalled: for calls stuck without IO (asleep, on locks): if a demotion came just before, it
+ * was a mistake, and the next one waits twice as long. IO after a demotion is a change in the
+ * calls, not a mistake: the thread is woken and the wait stays. */
+static void promote(up_rb_server_t *srv, watch_t *w, uint64_t now, int stalled)
 {
     srv->promoted++;
     srv->promotions++;
     srv->demoted = 0;
     pthread_cond_signal(&srv->queue_cond);
-    if (w->last_demotion != 0 && now - w->last_demotion < w->demote_ns && w->demote_ns < DEMOTE_MAX_NS)
+    if (stalled && w->last_demotion != 0 && now - w->last_demotion < w->demote_ns &&
+        w->demote_ns < DEMOTE_MAX_NS)
         w->demote_ns *= 2;
+}
+
+/* A demotion; the one before it held (no promotion since), so the wait halves back towards
+ * DEMOTE_NS: an app that stalled after demotions once is not held to that forever. */
+static void demote(up_rb_server_t *srv, watch_t *w, uint64_t now)
+{
+    srv->demoted++;
+    srv->demotions++;
+    if (w->last_demotion != 0 && w->last_promotion < w->last_demotion && w->demote_ns > DEMOTE_NS)
+        w->demote_ns /= 2;
+    w->last_io = w->last_demotion = now;
 }
 
 /* One look, under queue_lock. Returns whether to look again soon: a call was waiting, or a
@@ -177,7 +193,7 @@ static int watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
     if (can_promote && ((stuck && (look.in_io || (look.all_waiting && waited) ||
                                    now - w->last_progress >= LONG_NS)) ||
                         (short_waits && look.in_io))) {
-        promote(srv, w, now);
+        promote(srv, w, now, stuck && !look.in_io);
         w->last_promotion = w->last_io = now;
         if (stuck)
             w->last_progress = now;
@@ -185,9 +201,7 @@ static int watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
         return 1;
     }
     if (may_demote && !look.in_io) {
-        srv->demoted++;
-        srv->demotions++;
-        w->last_io = w->last_demotion = now;
+        demote(srv, w, now);
         return 1;
     }
     return look.not_running;
