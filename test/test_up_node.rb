@@ -147,30 +147,23 @@ class TestUpNode < Minitest::Test
   # A lambda app is called without Proc#call (Up::Node::Handler#direct_lambda?) only where
   # that changes nothing: a `call` defined on the lambda still answers.
   def test_a_lambda_apps_own_call_answers
-    Dir.mktmpdir do |dir|
-      rackup = File.join(dir, "config.ru")
-      File.write(rackup, <<~RUBY)
-        app = ->(_env) { [200, {}, ["the lambda"]] }
-        def app.call(_env) = [200, {}, ["its own call"]]
-        run app
-      RUBY
-      start_up_node(rackup)
-      assert_equal "its own call", get("/").body
-    end
+    with_rackup(<<~RUBY) { assert_equal "its own call", get("/").body }
+      app = ->(_env) { [200, {}, ["the lambda"]] }
+      def app.call(_env) = [200, {}, ["its own call"]]
+      run app
+    RUBY
   end
 
   # Opal 1.8 leaves a `return` in a block inside a lambda uncaught: a 500 whose log line says
   # what escaped and why, not "undefined".
   def test_a_return_escaping_a_lambda_app_is_a_500_that_says_why
-    Dir.mktmpdir do |dir|
-      rackup = File.join(dir, "config.ru")
-      File.write(rackup, <<~RUBY)
-        run ->(env) {
-          [1].each { return [200, {}, ["from the block"]] } if env["PATH_INFO"] == "/return"
-          [200, {}, ["after"]]
-        }
-      RUBY
-      server = start_up_node(rackup)
+    source = <<~RUBY
+      run ->(env) {
+        [1].each { return [200, {}, ["from the block"]] } if env["PATH_INFO"] == "/return"
+        [200, {}, ["after"]]
+      }
+    RUBY
+    with_rackup(source) do |server|
       assert_equal 500, get("/return").status
       assert_equal "after", get("/").body
       server.wait_for(%r{error in GET /return: a 'return' in a block escaped the app: Opal 1\.8})
@@ -292,5 +285,17 @@ class TestUpNode < Minitest::Test
     status, out = run_up_node("nope/config.ru")
     assert_equal 1, status.exitstatus
     assert_equal "up_node: nope/config.ru not found\n", out
+  end
+
+  private
+
+  # up_node on a config.ru of the given source, written in a directory of its own; yields the
+  # server.
+  def with_rackup(source)
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, source)
+      yield start_up_node(rackup)
+    end
   end
 end
