@@ -137,7 +137,7 @@ typedef struct watch_t {
     uint64_t last_io;        /* a look saw IO, or a thread was promoted or demoted */
     uint64_t last_demotion;  /* 0 before the first */
     uint64_t demote_ns;      /* how long without IO before a demotion */
-    int waited;              /* the last look saw every thread in the app waiting, no progress since */
+    int waited;              /* the last look saw every call in the app waiting, no progress since */
 } watch_t;
 
 /* stalled: for calls stuck without IO (asleep, on locks): if a demotion came just before, it
@@ -181,8 +181,8 @@ static int watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
     }
     int stuck = !progress && now - w->last_progress >= STUCK_NS;
     int short_waits = srv->queue_len > 0 && now - w->last_promotion >= STUCK_NS;
-    int may_demote = awake - srv->demoted > 1 && now - w->last_io >= w->demote_ns &&
-                     awake - srv->demoted - long_calls(srv, now) > 1;
+    int may_demote =
+        now - w->last_io >= w->demote_ns && awake - srv->demoted - long_calls(srv, now) > 1;
     if (srv->in_app == 0 || !(can_promote || may_demote))
         return 0;
     look_t look = look_at_threads(srv);
