@@ -28,7 +28,7 @@ typedef struct stream_t {
     int stage_only; /* hand nothing over before giving the exchange back */
     pthread_t thread;
     int started;
-    volatile int cancel;    /* set by the test past its deadline: stop waiting */
+    atomic_int cancel;      /* set by the test past its deadline: stop waiting */
     atomic_int waiting_now; /* inside up_conn_wait_backlog */
     atomic_int at_hold, go, done;
     /* What the thread saw; the test checks it after joining. */

@@ -10,6 +10,7 @@
 #include "memory.h"
 
 static void conn_on_event(up_watcher_t *w, unsigned revents);
+static int write_out(up_conn_t *conn);
 
 /* ---------------------------------------------------------------- life cycle */
 
@@ -153,7 +154,11 @@ int up_conn_give_back(up_conn_t *conn)
 {
     conn->_lent = 0;
     if (conn->_close_when_back) {
-        up_conn_close(conn);
+        /* Closed while lent (a stop's deadline, the client gone): what the exchange staged
+         * last, such as the 503 of a request cut off, goes out if the socket takes it now. */
+        up_conn_commit_staged(conn);
+        if (write_out(conn) >= 0)
+            up_conn_close(conn);
         return -1;
     }
     return 0;
@@ -384,6 +389,26 @@ int up_conn_send(up_conn_t *conn)
     return closed || atomic_load(&conn->broken) ? -1 : 0;
 }
 
+int up_conn_post(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    uint64_t n = conn->_staged.bytes;
+    pthread_mutex_lock(&server->post_lock);
+    int closed = conn->_post_closed;
+    int wake = 0;
+    if (!closed) {
+        up_outq_splice(&conn->_posted, &conn->_staged);
+        atomic_fetch_add(&conn->_backlog, n);
+        wake = enlist_locked(conn);
+    }
+    pthread_mutex_unlock(&server->post_lock);
+    if (closed) {
+        up_outq_clear(&conn->_staged, &server->pool);
+        return -1;
+    }
+    return atomic_load(&conn->broken) ? -1 : wake;
+}
+
 void up_conn_resume(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
@@ -415,13 +440,13 @@ uint64_t up_conn_backlog(up_conn_t *conn)
     return atomic_load(&conn->_backlog);
 }
 
-int up_conn_wait_backlog(up_conn_t *conn, uint64_t max_bytes, const volatile int *cancel)
+int up_conn_wait_backlog(up_conn_t *conn, uint64_t max_bytes, const atomic_int *cancel)
 {
     up_server_t *server = conn->server;
     pthread_mutex_lock(&server->post_lock);
     conn->_backlog_waiters++;
     while (atomic_load(&conn->_backlog) > max_bytes && !atomic_load(&conn->broken) &&
-           !conn->_post_closed && !*cancel)
+           !conn->_post_closed && !atomic_load(cancel))
         pthread_cond_wait(&server->drain_cond, &server->post_lock);
     conn->_backlog_waiters--;
     pthread_mutex_unlock(&server->post_lock);

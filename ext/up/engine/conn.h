@@ -117,6 +117,11 @@ void up_conn_on_timeout(up_conn_t *conn);
 /* Hands conn->_staged to the loop to be written as soon as the socket takes it; on the loop
  * thread it is written at once. Returns 0, or -1 when the client is gone. */
 int up_conn_send(up_conn_t *conn);
+/* Hands conn->_staged to the loop for its next turn, without waking it: for a thread that
+ * will run a turn itself if it can (the hand-over orders this thread's output before another
+ * thread stages more). Returns 1 when the loop must be woken (up_loop_wake) if the caller
+ * runs no turn, 0 when a wake-up is on its way or not needed, -1 when the client is gone. */
+int up_conn_post(up_conn_t *conn);
 /* Gives a lent exchange back to the loop thread (with whatever is still staged). */
 void up_conn_resume(up_conn_t *conn);
 /* The same, done at once by a thread that may run the loop now (it holds the binding's loop
@@ -127,7 +132,7 @@ uint64_t up_conn_backlog(up_conn_t *conn);
 /* Waits until at most max_bytes are handed over and unwritten, or *cancel is set (then call
  * up_conn_cancel_wait to wake the waiter). Only a thread the exchange is lent to (it blocks; a
  * binding calls it without its interpreter lock). Returns 0, or -1 when the client is gone. */
-int up_conn_wait_backlog(up_conn_t *conn, uint64_t max_bytes, const volatile int *cancel);
+int up_conn_wait_backlog(up_conn_t *conn, uint64_t max_bytes, const atomic_int *cancel);
 void up_conn_cancel_wait(up_conn_t *conn);
 
 /* A producer past this many unwritten bytes should wait for them to drain (back-pressure). */

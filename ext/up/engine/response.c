@@ -413,11 +413,23 @@ int up_response_rollback(up_conn_t *conn)
     return 1;
 }
 
-int up_response_send(up_conn_t *conn)
+/* What is staged leaves the rollback's reach. */
+static void mark_posted(up_conn_t *conn)
 {
     if (conn->res->started && !up_outq_empty(&conn->_staged))
         conn->res->posted = 1;
+}
+
+int up_response_send(up_conn_t *conn)
+{
+    mark_posted(conn);
     return up_conn_send(conn);
+}
+
+int up_response_post(up_conn_t *conn)
+{
+    mark_posted(conn);
+    return up_conn_post(conn);
 }
 
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)

@@ -55,6 +55,10 @@ int up_response_rollback(up_conn_t *conn);
  * Returns 0, or -1 when the client is gone. */
 int up_response_send(up_conn_t *conn);
 
+/* The same without waking the loop (see up_conn_post): returns 1 when the caller must wake
+ * it unless it runs a turn itself, 0 when not, -1 when the client is gone. */
+int up_response_post(up_conn_t *conn);
+
 /* A whole small response with a text/plain body: the engine's 4xx and the binding's 500. */
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close);
 

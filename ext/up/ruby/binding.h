@@ -38,6 +38,16 @@ typedef struct up_rb_access_log_t {
     char buf[65536];
 } up_rb_access_log_t;
 
+/* The engine's log lines, queued by whichever thread runs a turn (without the GVL) and
+ * written by the main thread (turn.c). */
+#define UP_RB_LOG_LINES 32
+typedef struct up_rb_log_queue_t {
+    pthread_mutex_t lock;
+    int count;
+    unsigned long dropped;
+    char lines[UP_RB_LOG_LINES][256];
+} up_rb_log_queue_t;
+
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
     VALUE self;
@@ -55,14 +65,25 @@ typedef struct up_rb_server_t {
     /* The stop: requested from any thread or a trap handler (then a wake), begun by the next
      * loop turn, finished when every connection is closed or at the deadline, which is set
      * when the stop is requested: one deadline for the whole stop. */
-    volatile int stop_requested;
-    int stopping;
-    volatile int finished;
-    volatile uint64_t deadline_ns;
+    atomic_int stop_requested;
+    int stopping; /* whoever runs the loop */
+    atomic_int finished;
+    _Atomic uint64_t deadline_ns;
     int main_wake_fd; /* an eventfd that wakes the thread in Server#run (thread_pool.c) */
     /* Whoever holds loop_lock runs the loop: waits for events, dispatches them, takes back
-     * given-back exchanges (turn.c). Taken only with trylock by a thread holding the GVL. */
+     * given-back exchanges (turn.c), always without the GVL. Taken only with trylock. */
     pthread_mutex_t loop_lock;
+    /* The watchdog's thread holds the loop because every app thread is in the app
+     * (watchdog.c); loop_wanted counts the app threads that asked for it back. Under
+     * queue_lock. */
+    int sitting;
+    int loop_wanted;
+    unsigned long sittings; /* since the start, for stats */
+    /* A native thread runs the loop all the time and app threads only run requests (the
+     * measured alternative, UP_IO_THREAD=1; see README, Threads). */
+    int io_thread_mode;
+    int io_thread_started;
+    pthread_t io_thread;
     /* Requests waiting for an app thread; linked through conn->user. Under queue_lock. */
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
@@ -86,6 +107,7 @@ typedef struct up_rb_server_t {
     /* Large body Strings the output queues reference (shared_string.c). */
     pthread_mutex_t pin_lock;
     struct pin_t *pins;
+    up_rb_log_queue_t log_queue;
     up_rb_access_log_t access_log; /* last: its buffer is large */
 } up_rb_server_t;
 
@@ -154,13 +176,15 @@ void up_rb_mark_shared_strings(up_rb_server_t *srv);
 /* Logs an exception through Up::Server#report_exception (lib/up/server.rb). */
 void up_rb_report(up_rb_server_t *srv, VALUE error, VALUE env);
 
-/* Loop turns (turn.c). One turn: begins or checks the stop, collects events (blocking only
- * when may_block and there is nothing else to do, and then without the GVL), dispatches them
- * with the GVL. Returns 1 once the server is finished. The caller holds loop_lock (or is the
- * only thread) and the GVL. */
-int up_rb_turn(up_rb_server_t *srv, int may_block);
-/* Engine callbacks that need Ruby. */
+/* Loop turns (turn.c). One turn: begins or checks the stop, collects events (waiting at most
+ * timeout_ms, -1 for no limit), dispatches them and queues the requests found. Returns 1 once
+ * the server is finished. The caller holds loop_lock and NOT the GVL: nothing here touches
+ * Ruby. */
+int up_rb_turn(up_rb_server_t *srv, int timeout_ms);
+/* The engine's log callback: any thread, no GVL; the line is queued for the main thread. */
 void up_rb_on_log(const char *message, void *user);
+/* Writes the queued log lines; with the GVL. */
+void up_rb_log_flush(up_rb_server_t *srv);
 /* Closes what is left once no thread serves any more, and lets the loop let go of it. */
 void up_rb_finish(up_rb_server_t *srv);
 uint64_t up_rb_now_ns(void);
@@ -175,10 +199,11 @@ void up_rb_pool_run(up_rb_server_t *srv);
 /* While an app call waits for its output to drain: runs loop turns when no other thread
  * does, else waits for the drain. Returns 0, or -1 when the client is gone. */
 int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn);
-/* Runs f(arg) as the loop's owner, if no other thread has the loop now; returns whether it
- * ran. The loop is released however f ends. Only with trylock: a thread that holds the GVL
- * must never wait for a loop owner that may be waiting for the GVL. */
-int up_rb_with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE), VALUE arg);
+/* Runs f(arg) as the loop's owner and without the GVL (f must not touch Ruby), if no other
+ * thread has the loop now; returns whether it ran. The caller holds the GVL. Only with
+ * trylock: a thread that holds the GVL must never wait for a loop owner. */
+int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg);
+
 /* Wakes the thread in Server#run. */
 void up_rb_pool_wake_main(up_rb_server_t *srv);
 

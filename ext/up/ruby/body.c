@@ -15,18 +15,23 @@ static VALUE eClientDisconnected, eInvalidResponse;
 
 /* ---------------------------------------------------------------- sending */
 
-static VALUE send_as_owner(VALUE conn)
+/* Without the GVL: the loop's owner writes what was posted. */
+static void *write_posted(void *srv)
 {
-    up_response_send((up_conn_t *)conn);
-    return Qnil;
+    up_conn_take_posted(((up_rb_server_t *)srv)->server);
+    return NULL;
 }
 
 int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn)
 {
-    /* Written by this thread when no other runs the loop (with one app thread, nobody else
-     * would while the body makes its next part), else posted to the one that does. */
-    if (!up_rb_with_loop(srv, send_as_owner, (VALUE)conn))
-        up_response_send(conn);
+    /* Posted while this thread holds the GVL, which orders the threads writing one stream;
+     * then written by this thread when no other runs the loop (with one app thread, nobody
+     * else would while the body makes its next part), else by the one that does. */
+    int wake = up_response_post(conn);
+    if (wake < 0)
+        return -1;
+    if (!up_rb_with_loop(srv, write_posted, srv) && wake)
+        up_loop_wake(srv->loop);
     return atomic_load(&conn->broken) ? -1 : 0;
 }
 

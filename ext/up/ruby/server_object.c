@@ -48,6 +48,7 @@ static void server_free(void *p)
     pthread_mutex_destroy(&srv->pin_lock);
     up_rb_access_log_close(srv);
     pthread_mutex_destroy(&srv->access_log.lock);
+    pthread_mutex_destroy(&srv->log_queue.lock);
     xfree(srv);
 }
 
@@ -76,6 +77,7 @@ static VALUE Server_alloc(VALUE klass)
     pthread_mutex_init(&srv->loop_lock, NULL);
     pthread_mutex_init(&srv->pin_lock, NULL);
     pthread_mutex_init(&srv->access_log.lock, NULL);
+    pthread_mutex_init(&srv->log_queue.lock, NULL);
     srv->access_log.fd = -1;
     return obj;
 }
@@ -168,6 +170,9 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
     VALUE early_hints = opt(options, "early_hints");
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
+    /* The alternative thread model measured against the default (README, Threads). */
+    const char *io_thread = getenv("UP_IO_THREAD");
+    srv->io_thread_mode = io_thread != NULL && strcmp(io_thread, "1") == 0;
     /* rack.errors: the server log's IO (Up::Log#io) when given; reopening the log on HUP
      * reopens that same object, so the env template keeps pointing at the right file. */
     VALUE errors = opt(options, "errors");
@@ -262,9 +267,10 @@ static VALUE Server_stop(int argc, VALUE *argv, VALUE self)
         ms = (uint64_t)ceil(s * 1000);
     }
     uint64_t deadline = up_rb_now_ns() + ms * 1000000ull;
-    if (!srv->stop_requested || deadline < srv->deadline_ns) {
-        srv->deadline_ns = deadline;
-        srv->stop_requested = 1;
+    /* Set before the flag: a turn that sees the flag reads this deadline. */
+    if (!atomic_load(&srv->stop_requested) || deadline < atomic_load(&srv->deadline_ns)) {
+        atomic_store(&srv->deadline_ns, deadline);
+        atomic_store(&srv->stop_requested, 1);
     }
     up_loop_wake(srv->loop);
     up_rb_pool_wake_main(srv);
@@ -275,7 +281,8 @@ static VALUE Server_stop(int argc, VALUE *argv, VALUE self)
  * { requests: finished since start, connections: open, backlog: requests waiting for a thread,
  *   busy: threads in a request, threads: app threads, awake: threads not asleep waiting to be
  *   woken, promotions and demotions: how often the watchdog woke a thread and sent one back
- *   to sleep (watchdog.c) }. Any thread. */
+ *   to sleep, loop_takeovers: how often the watchdog ran the loop while every app thread was
+ *   in the app (watchdog.c) }. Any thread. */
 static VALUE Server_stats(VALUE self)
 {
     up_rb_server_t *srv = get(self);
@@ -283,6 +290,7 @@ static VALUE Server_stats(VALUE self)
     int backlog = srv->queue_len, busy = srv->in_app;
     int awake = srv->running ? srv->num_threads - srv->sleepers + srv->promoted : 0;
     unsigned long promotions = srv->promotions, demotions = srv->demotions;
+    unsigned long sittings = srv->sittings;
     pthread_mutex_unlock(&srv->queue_lock);
     VALUE h = rb_hash_new();
     rb_hash_aset(h, ID2SYM(rb_intern("requests")), ULONG2NUM(atomic_load(&srv->completed)));
@@ -293,6 +301,7 @@ static VALUE Server_stats(VALUE self)
     rb_hash_aset(h, ID2SYM(rb_intern("awake")), INT2NUM(awake));
     rb_hash_aset(h, ID2SYM(rb_intern("promotions")), ULONG2NUM(promotions));
     rb_hash_aset(h, ID2SYM(rb_intern("demotions")), ULONG2NUM(demotions));
+    rb_hash_aset(h, ID2SYM(rb_intern("loop_takeovers")), ULONG2NUM(sittings));
     return h;
 }
 

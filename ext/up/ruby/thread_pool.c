@@ -13,7 +13,14 @@
  * When the running threads are stuck in the app (a sleep, a query, a long computation), the
  * watchdog (watchdog.c) promotes a sleeping thread: it takes the loop and the queued requests,
  * so a blocking call holds up no other request; once no call waits for IO any more, it sends
- * the extra threads back to sleep one by one. -t N bounds how many requests run at once. */
+ * the extra threads back to sleep one by one. -t N bounds how many requests run at once.
+ *
+ * The loop's work (accepting, reading, parsing, writing) never holds the GVL: an app thread
+ * runs its turns and gives back its exchanges inside rb_nogvl, so another thread runs Ruby
+ * meanwhile. And while every awake app thread is in the app, the watchdog's native thread
+ * runs the loop (watchdog.c: it "sits"), so a request that computes for seconds stops no
+ * other connection's reads, writes or accepts, with any -t; the first app thread to be free
+ * again asks for the loop back. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +61,18 @@ void up_rb_pool_publish(up_rb_server_t *srv)
         srv->queue_tail = srv->batch_tail;
         srv->queue_len += count;
     }
-    int hold = srv->num_threads > 1 && srv->queue_len > 0 && srv->in_app >= srv->num_threads - 1;
+    /* With one thread, the loop runs (on the watchdog) only while that thread is in the app:
+     * in a cluster, the connections are better off with a sibling worker then; a single
+     * process accepts them, and their requests wait for the thread. */
+    int busy = srv->num_threads > 1 ? srv->in_app >= srv->num_threads - 1
+                                    : srv->in_app > 0 && srv->config.exclusive_accept;
+    int hold = srv->queue_len > 0 && busy;
+    /* A native thread runs the loop for good (UP_IO_THREAD): requests wake a sleeping app
+     * thread, one per turn, only as many as the queue keeps busy. */
+    if (srv->io_thread_mode && srv->queue_len > 0 && srv->sleepers > srv->promoted) {
+        srv->promoted++;
+        pthread_cond_signal(&srv->queue_cond);
+    }
     pthread_mutex_unlock(&srv->queue_lock);
     srv->batch_head = srv->batch_tail = NULL;
     up_server_hold_accept(srv->server, hold);
@@ -107,14 +125,22 @@ static int take_demotion(up_rb_server_t *srv)
 
 typedef struct loop_call_t {
     up_rb_server_t *srv;
-    VALUE (*f)(VALUE);
-    VALUE arg;
+    void *(*f)(void *);
+    void *arg;
 } loop_call_t;
+
+/* The unblocking function of every nogvl loop call: only writes an eventfd, so Ruby may call
+ * it from its signal handler. */
+static void wake_loop(void *arg)
+{
+    up_loop_wake(((up_rb_server_t *)arg)->loop);
+}
 
 static VALUE loop_call_run(VALUE arg)
 {
     loop_call_t *c = (loop_call_t *)arg;
-    return c->f(c->arg);
+    rb_nogvl(c->f, c->arg, wake_loop, c->srv, RB_NOGVL_UBF_ASYNC_SAFE);
+    return Qnil;
 }
 
 static VALUE release_loop(VALUE arg)
@@ -125,7 +151,7 @@ static VALUE release_loop(VALUE arg)
     return Qnil;
 }
 
-int up_rb_with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE), VALUE arg)
+int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg)
 {
     if (pthread_mutex_trylock(&srv->loop_lock) != 0)
         return 0;
@@ -135,14 +161,15 @@ int up_rb_with_loop(up_rb_server_t *srv, VALUE (*f)(VALUE), VALUE arg)
     return 1;
 }
 
-static VALUE turn_locked(VALUE arg)
+/* Without the GVL. */
+static void *turn_nogvl(void *arg)
 {
-    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    up_rb_server_t *srv = arg;
     pthread_mutex_lock(&srv->queue_lock);
     int idle = srv->queue_len == 0;
     pthread_mutex_unlock(&srv->queue_lock);
-    up_rb_turn(srv, idle);
-    return Qnil;
+    up_rb_turn(srv, idle ? -1 : 0);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -160,13 +187,14 @@ static VALUE run_job(VALUE arg)
     return Qnil;
 }
 
-static VALUE give_back_locked(VALUE arg)
+/* Without the GVL: writes the response and goes on with the connection's next request. */
+static void *give_back_nogvl(void *arg)
 {
-    job_t *job = (job_t *)arg;
+    job_t *job = arg;
     up_conn_resume_here(job->conn);
     up_conn_take_posted(job->srv->server);
     up_rb_pool_publish(job->srv);
-    return Qnil;
+    return NULL;
 }
 
 /* Whatever happened in the app, the loop gets its connection back: from this thread at once
@@ -180,7 +208,7 @@ static VALUE hand_back(VALUE arg)
     job->self->in_app = 0;
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
-    if (!up_rb_with_loop(srv, give_back_locked, arg))
+    if (!up_rb_with_loop(srv, give_back_nogvl, job))
         up_conn_resume(job->conn);
     return Qnil;
 }
@@ -195,6 +223,7 @@ static void run_request(up_rb_server_t *srv, up_rb_app_thread_t *self, up_conn_t
 
 typedef struct sleep_t {
     up_rb_server_t *srv;
+    int want_loop; /* it found the loop taken and has nothing else to do */
     int interrupted;
 } sleep_t;
 
@@ -205,8 +234,15 @@ static void *sleep_nogvl(void *arg)
     sleep_t *s = arg;
     up_rb_server_t *srv = s->srv;
     pthread_mutex_lock(&srv->queue_lock);
+    if (s->want_loop && srv->sitting && !srv->io_thread_mode) {
+        /* The watchdog runs the loop because every thread was in the app: this one is free
+         * now and takes the loop back (the watchdog gives it with a promotion). */
+        srv->loop_wanted++;
+        up_loop_wake(srv->loop);
+    }
     srv->sleepers++;
-    while (srv->promoted == 0 && !srv->finished && !s->interrupted)
+    while (srv->promoted == 0 && !atomic_load(&srv->finished) && !s->interrupted &&
+           !(srv->io_thread_mode && srv->queue_len > 0))
         pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
     if (srv->promoted > 0)
         srv->promoted--;
@@ -232,9 +268,9 @@ static void open_syscall(up_rb_app_thread_t *self)
     self->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static void go_to_sleep(up_rb_server_t *srv)
+static void go_to_sleep(up_rb_server_t *srv, int want_loop)
 {
-    sleep_t s = {srv, 0};
+    sleep_t s = {srv, want_loop, 0};
     rb_thread_call_without_gvl(sleep_nogvl, &s, sleep_unblock, &s);
 }
 
@@ -243,9 +279,9 @@ static VALUE app_thread_main(void *arg)
     up_rb_app_thread_t *self = arg;
     up_rb_server_t *srv = self->srv;
     open_syscall(self);
-    while (!srv->finished) {
+    while (!atomic_load(&srv->finished)) {
         if (atomic_load(&srv->demoted) > 0 && take_demotion(srv)) {
-            go_to_sleep(srv);
+            go_to_sleep(srv, 0);
             rb_thread_check_ints();
             continue;
         }
@@ -254,10 +290,10 @@ static VALUE app_thread_main(void *arg)
             run_request(srv, self, conn);
             continue;
         }
-        if (!up_rb_with_loop(srv, turn_locked, (VALUE)srv)) {
+        if (srv->io_thread_mode || !up_rb_with_loop(srv, turn_nogvl, srv)) {
             /* Another thread has the loop, and there is no request: nothing to do here until
-             * the running threads get stuck. */
-            go_to_sleep(srv);
+             * the running threads get stuck (or the loop's native thread finds requests). */
+            go_to_sleep(srv, 1);
         }
         rb_thread_check_ints();
     }
@@ -268,7 +304,7 @@ static VALUE app_thread_main(void *arg)
 
 typedef struct drain_t {
     up_conn_t *conn;
-    volatile int cancelled;
+    atomic_int cancelled; /* set by the unblocking function, read by the waiter */
 } drain_t;
 
 static void *drain_nogvl(void *arg)
@@ -281,14 +317,14 @@ static void *drain_nogvl(void *arg)
 static void drain_unblock(void *arg)
 {
     drain_t *d = arg;
-    d->cancelled = 1;
+    atomic_store(&d->cancelled, 1);
     up_conn_cancel_wait(d->conn);
 }
 
-static VALUE drain_turn(VALUE arg)
+static void *drain_turn_nogvl(void *arg)
 {
-    up_rb_turn((up_rb_server_t *)arg, 1);
-    return Qnil;
+    up_rb_turn(arg, -1);
+    return NULL;
 }
 
 int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
@@ -296,12 +332,12 @@ int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
     while (up_conn_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !atomic_load(&conn->broken)) {
         /* The socket is written by whoever runs the loop: when nobody does, this thread
          * does, and its turns only queue what they find (no app call nests here). */
-        if (!up_rb_with_loop(srv, drain_turn, (VALUE)srv)) {
+        if (!up_rb_with_loop(srv, drain_turn_nogvl, srv)) {
             drain_t d = {conn, 0};
             rb_thread_call_without_gvl(drain_nogvl, &d, drain_unblock, &d);
         }
         rb_thread_check_ints();
-        if (srv->finished)
+        if (atomic_load(&srv->finished))
             break;
     }
     return atomic_load(&conn->broken) ? -1 : 0;
@@ -341,6 +377,42 @@ static void main_wait_unblock(void *arg)
         return; /* EAGAIN: a wake-up is pending already */
 }
 
+/* ---------------------------------------------------------------- the native loop thread */
+
+/* UP_IO_THREAD's loop thread: holds the loop for good and runs turns, never the GVL. */
+static void *io_thread_main(void *arg)
+{
+    up_rb_server_t *srv = arg;
+    pthread_mutex_lock(&srv->loop_lock);
+    up_loop_set_owner(srv->loop, 1);
+    while (!up_rb_turn(srv, -1))
+        ;
+    up_loop_set_owner(srv->loop, 0);
+    pthread_mutex_unlock(&srv->loop_lock);
+    return NULL;
+}
+
+static void start_io_thread(up_rb_server_t *srv)
+{
+    if (!srv->io_thread_mode)
+        return;
+    if (pthread_create(&srv->io_thread, NULL, io_thread_main, srv) != 0) {
+        srv->io_thread_mode = 0;
+        rb_sys_fail("starting the loop's thread");
+    }
+    srv->io_thread_started = 1;
+}
+
+/* finished is set: the thread's next turn ends it. */
+static void stop_io_thread(up_rb_server_t *srv)
+{
+    if (!srv->io_thread_started)
+        return;
+    up_loop_wake(srv->loop);
+    pthread_join(srv->io_thread, NULL);
+    srv->io_thread_started = 0;
+}
+
 /* A grace past the deadline for the threads to notice it themselves before they are made to. */
 #define DEADLINE_GRACE_NS (200 * 1000000ull)
 
@@ -353,6 +425,7 @@ static VALUE supervise(VALUE arg)
          * and no signal waits for something else to wake this thread. */
         rb_nogvl(main_wait_nogvl, srv, main_wait_unblock, srv, RB_NOGVL_UBF_ASYNC_SAFE);
         rb_thread_check_ints(); /* signal traps run here, on the main thread */
+        up_rb_log_flush(srv);
         if (srv->stop_requested && up_rb_now_ns() >= srv->deadline_ns + DEADLINE_GRACE_NS) {
             /* Every thread is stuck in the app, so no turn ends the stop: end it here. */
             srv->finished = 1;
@@ -372,6 +445,7 @@ static VALUE join_threads(VALUE arg)
     srv->finished = 1;
     up_rb_pool_wake_main(srv);
     up_rb_watchdog_stop(srv);
+    stop_io_thread(srv);
     for (long i = 0; i < RARRAY_LEN(srv->threads); i++) {
         VALUE thread = RARRAY_AREF(srv->threads, i);
         uint64_t now = up_rb_now_ns(), deadline = srv->deadline_ns;
@@ -395,6 +469,7 @@ static VALUE join_threads(VALUE arg)
 static VALUE start_and_supervise(VALUE arg)
 {
     up_rb_server_t *srv = (up_rb_server_t *)arg;
+    start_io_thread(srv);
     for (int i = 0; i < srv->num_threads; i++)
         rb_ary_push(srv->threads, rb_thread_create(app_thread_main, &srv->app_threads[i]));
     up_rb_watchdog_start(srv);

@@ -1,11 +1,15 @@
-/* One turn of the loop, as the app threads run it (thread_pool.c: whichever holds loop_lock,
- * between its app calls): the stop's progress, then the events. Requests found are queued,
- * never run inside the dispatch, so a turn never nests an app call.
+/* One turn of the loop: the stop's progress, then the events (accepting, reading, parsing,
+ * writing, timeouts). Requests found are queued for the app threads, never run inside the
+ * dispatch, so a turn never nests an app call.
  *
- * The GVL is held throughout but for the blocking wait: under load events are already waiting
- * and are collected without giving it up, since each release and re-acquire costs Ruby
- * several syscalls; only a turn with nothing to do blocks, and it does so without the GVL. */
+ * A turn runs without the GVL (DESIGN.md: the GVL is held only to build the env, call the app
+ * and walk the body), whoever runs it: an app thread between its app calls, inside rb_nogvl,
+ * or the watchdog's native thread while every app thread is stuck in the app (watchdog.c).
+ * So nothing a turn calls may touch a Ruby object: the engine's log lines are queued here and
+ * written by the main thread (up_rb_log_flush), and requests go to a C queue. */
 
+#include <string.h>
+#include <unistd.h>
 #include <time.h>
 #include "binding.h"
 
@@ -16,31 +20,70 @@ uint64_t up_rb_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---------------------------------------------------------------- the engine's log lines */
+
 static ID id_log;
+
+/* Any thread, no GVL needed: the line waits in a bounded queue and the main thread, woken
+ * for it, writes it through Up::Server#log. Lines past the queue's room are counted and the
+ * count logged instead: a flood of accept errors must not grow memory. */
+void up_rb_on_log(const char *message, void *user)
+{
+    up_rb_server_t *srv = user;
+    up_rb_log_queue_t *q = &srv->log_queue;
+    pthread_mutex_lock(&q->lock);
+    if (q->count < UP_RB_LOG_LINES)
+        snprintf(q->lines[q->count++], sizeof(q->lines[0]), "%s", message);
+    else
+        q->dropped++;
+    pthread_mutex_unlock(&q->lock);
+    uint64_t one = 1;
+    /* Only the main thread's eventfd: the app threads have nothing to do with it. EAGAIN means
+     * a wake-up is pending already. */
+    if (write(srv->main_wake_fd, &one, sizeof(one)) < 0)
+        return;
+}
 
 static VALUE log_line(VALUE arg)
 {
-    up_rb_server_t *srv = ((up_rb_server_t **)arg)[0];
-    const char *message = ((const char **)arg)[1];
-    return rb_funcall(srv->self, id_log, 1, rb_str_new_cstr(message));
+    VALUE *args = (VALUE *)arg;
+    return rb_funcall(args[0], id_log, 1, args[1]);
 }
 
-/* The engine logs from a turn, which holds the GVL. A broken logger must not take the turn
- * down. */
-void up_rb_on_log(const char *message, void *user)
+/* A broken logger must not take the main thread down. */
+static void log_protected(up_rb_server_t *srv, VALUE line)
 {
-    const void *args[2] = {user, message};
+    VALUE args[2] = {srv->self, line};
     int state = 0;
     rb_protect(log_line, (VALUE)args, &state);
     if (state != 0)
         rb_set_errinfo(Qnil);
 }
 
+void up_rb_log_flush(up_rb_server_t *srv)
+{
+    up_rb_log_queue_t *q = &srv->log_queue;
+    char lines[UP_RB_LOG_LINES][sizeof(q->lines[0])];
+    pthread_mutex_lock(&q->lock);
+    int count = q->count;
+    unsigned long dropped = q->dropped;
+    memcpy(lines, q->lines, (size_t)count * sizeof(q->lines[0]));
+    q->count = 0;
+    q->dropped = 0;
+    pthread_mutex_unlock(&q->lock);
+    for (int i = 0; i < count; i++)
+        log_protected(srv, rb_str_new_cstr(lines[i]));
+    if (dropped > 0)
+        log_protected(srv, rb_sprintf("%lu more engine log lines dropped", dropped));
+}
+
+/* ---------------------------------------------------------------- turns */
+
 /* Begins the stop when asked, and tells when it is over: every connection closed, or the
  * deadline passed (then whatever is still open closes now; a lent exchange when given back). */
 static int stop_progress(up_rb_server_t *srv)
 {
-    if (!srv->stop_requested)
+    if (!atomic_load(&srv->stop_requested))
         return 0;
     if (!srv->stopping) {
         srv->stopping = 1;
@@ -48,46 +91,26 @@ static int stop_progress(up_rb_server_t *srv)
     }
     if (up_server_num_conns(srv->server) == 0)
         return 1;
-    if (up_rb_now_ns() >= srv->deadline_ns) {
+    if (up_rb_now_ns() >= atomic_load(&srv->deadline_ns)) {
         up_server_close_all(srv->server);
         return 1;
     }
     return 0;
 }
 
-typedef struct wait_t {
-    up_rb_server_t *srv;
-    int timeout_ms;
-} wait_t;
-
-static void *wait_nogvl(void *arg)
+int up_rb_turn(up_rb_server_t *srv, int timeout_ms)
 {
-    wait_t *w = arg;
-    /* Without the GVL: epoll_wait only; no Ruby object is touched. */
-    up_loop_wait(w->srv->loop, w->timeout_ms);
-    return NULL;
-}
-
-static void wake_loop(void *arg)
-{
-    up_loop_wake(((up_rb_server_t *)arg)->loop);
-}
-
-int up_rb_turn(up_rb_server_t *srv, int may_block)
-{
-    if (srv->finished)
+    if (atomic_load(&srv->finished))
         return 1;
     if (stop_progress(srv)) {
-        srv->finished = 1;
+        atomic_store(&srv->finished, 1);
         up_rb_pool_wake_main(srv);
         return 1;
     }
-    if (up_loop_wait(srv->loop, 0) == 0 && may_block) {
-        /* A stopping server looks at its deadline at least ten times a second. */
-        wait_t w = {srv, srv->stopping ? 100 : -1};
-        /* wake_loop only writes an eventfd: Ruby may call it from its signal handler. */
-        rb_nogvl(wait_nogvl, &w, wake_loop, srv, RB_NOGVL_UBF_ASYNC_SAFE);
-    }
+    /* A stopping server looks at its deadline at least ten times a second. */
+    if (srv->stopping && (timeout_ms < 0 || timeout_ms > 100))
+        timeout_ms = 100;
+    up_loop_wait(srv->loop, timeout_ms);
     up_loop_dispatch(srv->loop);
     up_rb_pool_publish(srv);
     up_rb_access_log_flush(srv, 0);
@@ -102,6 +125,7 @@ void up_rb_finish(up_rb_server_t *srv)
     up_server_close_all(srv->server);
     up_loop_dispatch(srv->loop);
     up_rb_access_log_flush(srv, 1);
+    up_rb_log_flush(srv);
 }
 
 void up_rb_init_turn(void)

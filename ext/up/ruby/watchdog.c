@@ -1,6 +1,14 @@
 /* The watchdog of the app threads (thread_pool.c): a native thread, never touching Ruby, that
  * looks at the pool while requests run (every millisecond, less often while every call only
- * computes; see the end of this comment), and decides how many threads are awake.
+ * computes; see the end of this comment), runs the loop while no app thread can, and decides
+ * how many threads are awake.
+ *
+ * - Sitting. When every awake app thread has been in the app for STUCK_NS without a request
+ *   finishing, nobody runs the loop: the watchdog takes it and runs turns itself (a turn
+ *   needs no GVL), so the worker's other connections are still read, written and accepted
+ *   while a request computes or blocks, with -t 1 too. Requests it finds wait in the queue.
+ *   The first app thread with nothing to do asks for the loop back (sleep_nogvl), and the
+ *   watchdog hands it over with a promotion.
  *
  * More than one thread helps only while a call leaves the GVL free: waiting for IO (a database,
  * Redis, an HTTP call) or asleep. A thread that is running Ruby holds the GVL, and one that
@@ -165,6 +173,48 @@ static void demote(up_rb_server_t *srv, watch_t *w, uint64_t now)
     w->last_io = w->last_demotion = now;
 }
 
+/* The loop: taken when nobody runs it and every awake thread is stuck in the app; queue_lock
+ * held. trylock, as everywhere: app threads take queue_lock while they hold the loop. */
+static void sit_down_if_needed(up_rb_server_t *srv, watch_t *w, uint64_t now)
+{
+    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    if (srv->sitting || srv->io_thread_mode || srv->in_app == 0 || srv->in_app < awake ||
+        now - w->last_progress < STUCK_NS || atomic_load(&srv->finished))
+        return;
+    if (pthread_mutex_trylock(&srv->loop_lock) != 0)
+        return;
+    up_loop_set_owner(srv->loop, 1);
+    srv->sitting = 1;
+    srv->sittings++;
+}
+
+/* Gives the loop back; queue_lock held. An app thread that asked, or (when every thread is
+ * asleep) any, is promoted to take it, so the loop and the queue always have someone. */
+static void stand_up(up_rb_server_t *srv)
+{
+    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    if ((srv->loop_wanted > 0 || awake == 0) && srv->sleepers > srv->promoted) {
+        srv->promoted++;
+        pthread_cond_signal(&srv->queue_cond);
+    }
+    srv->loop_wanted = 0;
+    srv->sitting = 0;
+    up_loop_set_owner(srv->loop, 0);
+    pthread_mutex_unlock(&srv->loop_lock);
+}
+
+/* One turn of the loop while sitting; queue_lock held, and released during the turn (a turn
+ * takes it to queue requests). Stands up when an app thread wants the loop back. */
+static void sitting_turn(up_rb_server_t *srv, long period_ns)
+{
+    pthread_mutex_unlock(&srv->queue_lock);
+    up_rb_turn(srv, (int)(period_ns / 1000000));
+    pthread_mutex_lock(&srv->queue_lock);
+    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    if (srv->loop_wanted > 0 || awake == 0 || atomic_load(&srv->finished))
+        stand_up(srv);
+}
+
 /* One look, under queue_lock. Returns whether to look again soon: a call was waiting, or a
  * thread was promoted or demoted. */
 static int watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
@@ -216,7 +266,9 @@ static void *watchdog_main(void *arg)
     int idle_looks = 0;
     pthread_mutex_lock(&srv->queue_lock);
     while (srv->watchdog_running) {
-        if (idle_looks >= IDLE_LOOKS) {
+        if (srv->sitting) {
+            sitting_turn(srv, period);
+        } else if (idle_looks >= IDLE_LOOKS) {
             srv->watchdog_asleep = 1;
             pthread_cond_wait(&srv->watchdog_cond, &srv->queue_lock);
             srv->watchdog_asleep = 0;
@@ -231,8 +283,10 @@ static void *watchdog_main(void *arg)
             }
             pthread_cond_timedwait(&srv->watchdog_cond, &srv->queue_lock, &ts);
         }
-        idle_looks = srv->in_app > 0 ? 0 : idle_looks + 1;
-        int busy = watch(srv, &w, up_rb_now_ns());
+        idle_looks = srv->in_app > 0 || srv->sitting ? 0 : idle_looks + 1;
+        uint64_t now = up_rb_now_ns();
+        int busy = watch(srv, &w, now);
+        sit_down_if_needed(srv, &w, now);
         if (srv->in_app == 0)
             period = IDLE_PERIOD_NS;
         else if (busy || period == IDLE_PERIOD_NS)
@@ -240,14 +294,16 @@ static void *watchdog_main(void *arg)
         else if (period < QUIET_PERIOD_NS)
             period *= 2;
     }
+    if (srv->sitting)
+        stand_up(srv);
     pthread_mutex_unlock(&srv->queue_lock);
     return NULL;
 }
 
 void up_rb_watchdog_start(up_rb_server_t *srv)
 {
-    if (srv->num_threads < 2)
-        return; /* nobody to promote */
+    if (srv->io_thread_mode)
+        return; /* the loop has its own thread, and publish wakes app threads */
     srv->watchdog_running = 1;
     if (pthread_create(&srv->watchdog, NULL, watchdog_main, srv) != 0) {
         srv->watchdog_running = 0;
