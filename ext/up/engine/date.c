@@ -34,26 +34,49 @@ static void format(char *dst, time_t t)
     dst[UP_DATE_LEN] = '\0';
 }
 
+_Static_assert(UP_DATE_LEN + 1 <= sizeof(uint64_t) * UP_DATE_WORDS, "UP_DATE_WORDS too small");
+
 void up_date_init(up_date_t *d)
 {
-    d->second = time(NULL);
-    format(d->slots[0], d->second);
-    atomic_init(&d->current, 0);
+    atomic_init(&d->seq, 0);
+    for (int i = 0; i < UP_DATE_WORDS; i++)
+        atomic_init(&d->words[i], 0);
+    d->second = (time_t)-1; /* no second yet: the refresh always writes */
+    up_date_refresh(d);
 }
 
 void up_date_refresh(up_date_t *d)
 {
-    time_t now = time(NULL);
+    up_date_refresh_at(d, time(NULL));
+}
+
+/* The words are stored with release so that a reader that sees any of them also sees the odd
+ * count stored before them, and retries. (Release stores rather than a fence: TSan does not
+ * model fences, and on x86 both are plain moves.) */
+void up_date_refresh_at(up_date_t *d, time_t now)
+{
     if (now == d->second)
         return;
     d->second = now;
-    int next = 1 - atomic_load_explicit(&d->current, memory_order_relaxed);
-    format(d->slots[next], now);
-    atomic_store_explicit(&d->current, next, memory_order_release);
+    uint64_t words[UP_DATE_WORDS] = {0};
+    format((char *)words, now);
+    uint64_t seq = atomic_load_explicit(&d->seq, memory_order_relaxed);
+    atomic_store_explicit(&d->seq, seq + 1, memory_order_relaxed);
+    for (int i = 0; i < UP_DATE_WORDS; i++)
+        atomic_store_explicit(&d->words[i], words[i], memory_order_release);
+    atomic_store_explicit(&d->seq, seq + 2, memory_order_release);
 }
 
+/* The acquire loads of the words keep the second load of the count after them. The writer
+ * holds the count odd for a few stores once a second, so a retry is rare and short. */
 void up_date_copy(up_date_t *d, char *dst)
 {
-    int i = atomic_load_explicit(&d->current, memory_order_acquire);
-    memcpy(dst, d->slots[i], UP_DATE_LEN);
+    uint64_t words[UP_DATE_WORDS], before, after;
+    do {
+        before = atomic_load_explicit(&d->seq, memory_order_acquire);
+        for (int i = 0; i < UP_DATE_WORDS; i++)
+            words[i] = atomic_load_explicit(&d->words[i], memory_order_acquire);
+        after = atomic_load_explicit(&d->seq, memory_order_relaxed);
+    } while ((before & 1) != 0 || before != after);
+    memcpy(dst, words, UP_DATE_LEN);
 }
