@@ -30,9 +30,11 @@ struct up_loop_t {
     uint64_t next_tick;
     uint64_t now;
     up_watcher_t *closing; /* closed watchers whose on_closed has not run yet */
-    /* The thread that runs the loop now, if any (up_loop_set_owner): a binding may run it on
-     * several threads, one at a time. */
-    pthread_t owner;
+    /* The thread that runs the loop now, if owned (up_loop_set_owner): a binding may run it on
+     * several threads, one at a time, while other threads ask up_loop_is_loop_thread. Both
+     * change under those readers, so both are atomic: owner is stored before owned is set and
+     * read after owned is seen set, so a reader that sees a new owner flag sees its owner. */
+    _Atomic(pthread_t) owner;
     atomic_int owned;
     int num_ready;
     struct epoll_event ready[MAX_EVENTS];
@@ -170,13 +172,13 @@ uint64_t up_loop_now(up_loop_t *loop)
 
 int up_loop_is_loop_thread(up_loop_t *loop)
 {
-    return atomic_load(&loop->owned) && pthread_equal(pthread_self(), loop->owner);
+    return atomic_load(&loop->owned) && pthread_equal(pthread_self(), atomic_load(&loop->owner));
 }
 
 void up_loop_set_owner(up_loop_t *loop, int owned)
 {
     if (owned)
-        loop->owner = pthread_self();
+        atomic_store(&loop->owner, pthread_self());
     atomic_store(&loop->owned, owned);
 }
 
