@@ -1,12 +1,20 @@
 # frozen_string_literal: true
 
 # Request bodies: a 50 MB upload spooled to a temp file, concurrent uploads that must not mix,
-# and rack.input behaving like Ruby's IO (read, read(n), read(n, buf), gets, each, rewind).
+# rack.input behaving like Ruby's IO (read, read(n), read(n, buf), gets, each, rewind), and a
+# declared length that costs no memory before its bytes come (checked on exe/up_ruby, so a
+# server that dies of it fails the test rather than the run).
 require_relative "helper"
+require_relative "support/cli_process"
 require "digest"
 
 class TestUploads < Minitest::Test
   include UpTestHelpers
+
+  def teardown
+    super
+    (@processes || []).each(&:stop)
+  end
 
   DIGEST = lambda do |env|
     input = env["rack.input"]
@@ -101,8 +109,58 @@ class TestUploads < Minitest::Test
     end
   end
 
+  # Content-Length: 2^62 and one byte, with --max-body-size 0 ("no limit"): the body buffer
+  # must not be sized from what the client declared, or the allocation aborts the process.
+  def test_huge_declared_body_without_a_limit_does_not_kill_the_server
+    server = start_cli("--max-body-size", "0")
+    sock = connect(server.port)
+    sock.write("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4611686018427387904\r\n\r\nx")
+    assert_equal "Hello World", get(port: server.port).body, server.output
+    assert_equal "Hello World", get(port: server.port).body, server.output
+    server.read_available
+    refute_match(/fatal/, server.output)
+  end
+
+  # 100 connections declare 1e9-byte bodies (under the default 1 GiB limit) and send one byte:
+  # the worker's address space grows with the bytes that came, not with what was declared
+  # (sized from the declared length it grew by about 100 GB), and each connection still ends
+  # properly: 408 once its body stalls.
+  def test_declared_bodies_reserve_no_memory_before_their_bytes_come
+    server = start_cli("--body-timeout", "2")
+    3.times { assert_equal "Hello World", get(port: server.port).body }
+    before = vm_size_kb(server.pid)
+    socks = Array.new(100) do
+      sock = connect(server.port)
+      sock.write("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000000\r\n\r\nx")
+      sock
+    end
+    # Accepted and read in order, so once a later connection is answered the 100 were read.
+    assert_equal "Hello World", get(port: server.port).body
+    grown_mb = (vm_size_kb(server.pid) - before) / 1024
+    assert_operator grown_mb, :<, 512, "VmSize grew by #{grown_mb} MB for 100 one-byte bodies"
+    socks.each_with_index do |sock, i|
+      res = read_response(sock)
+      assert_equal 408, res&.status, "connection #{i}"
+      assert closed_by_server?(sock), "connection #{i}"
+    end
+    assert_equal "Hello World", get(port: server.port).body
+  end
+
   def test_input_without_body_is_empty
     start_server(->(env) { [200, {}, [env["rack.input"].read.inspect, env["rack.input"].gets.inspect]] })
     assert_equal '""nil', get.body
+  end
+
+  private
+
+  # exe/up_ruby as one process (-w 1: the server is that pid) on hello.ru, stopped in teardown.
+  def start_cli(*args)
+    process = CLIProcess.new("-w", "1", "-b", "127.0.0.1", "-p", "0", *args, "test/rackup/hello.ru")
+    (@processes ||= []) << process
+    process
+  end
+
+  def vm_size_kb(pid)
+    File.read("/proc/#{pid}/status")[/^VmSize:\s+(\d+) kB/, 1].to_i
   end
 end

@@ -86,8 +86,18 @@ int up_request_body_append(up_request_body_t *body, up_buffer_pool_t *pool, cons
         if (write_all(body->fd, src, len) != 0)
             return -1;
     } else {
-        if (body->_buf.base == NULL && expected_len > len)
-            up_buffer_reserve(&body->_buf, pool, (size_t)expected_len);
+        if (body->_buf.base == NULL && expected_len > len) {
+            /* expected_len is the client's word, not bytes it sent: it sizes the buffer only
+             * up to a small bound (and never past the spool threshold), and the rest grows as
+             * bytes arrive, so a declared 1 GB body that sends one byte costs no 1 GB. */
+            uint64_t size = expected_len;
+            if (size > UP_REQUEST_BODY_MAX_PRESIZE)
+                size = UP_REQUEST_BODY_MAX_PRESIZE;
+            if (size > spool_threshold)
+                size = spool_threshold;
+            if (size > len)
+                up_buffer_reserve(&body->_buf, pool, (size_t)size);
+        }
         up_buffer_append(&body->_buf, pool, src, len);
         body->mem = body->_buf.base;
     }

@@ -20,9 +20,14 @@ typedef struct up_request_body_t {
 void up_request_body_init(up_request_body_t *body);
 /* Points the body at bytes owned by someone else (the read buffer). */
 void up_request_body_borrow(up_request_body_t *body, const char *mem, size_t len);
+/* The most a body buffer is sized ahead of the bytes that came, whatever the client declared:
+ * past it, the buffer grows as the bytes arrive. */
+#define UP_REQUEST_BODY_MAX_PRESIZE (64 * 1024)
+
 /* Copies len more bytes in; expected_len (or 0 when unknown) lets the first call size the
- * buffer once. Moves everything to a temporary file in tmp_dir when the total would pass
- * spool_threshold. Returns 0, or -1 with errno set when the file cannot be made or written. */
+ * buffer, up to UP_REQUEST_BODY_MAX_PRESIZE and the spool threshold. Moves everything to a
+ * temporary file in tmp_dir when the total would pass spool_threshold. Returns 0, or -1 with
+ * errno set when the file cannot be made or written. */
 int up_request_body_append(up_request_body_t *body, up_buffer_pool_t *pool, const char *src,
                            size_t len, uint64_t expected_len, uint64_t spool_threshold,
                            const char *tmp_dir);
