@@ -41,6 +41,24 @@ class TestShutdown < Minitest::Test
     end
   end
 
+  # The listeners close when a stop begins, while open connections go on: an HTTP/1.0 head
+  # without Host that completes after that still gets its listener's address as SERVER_NAME
+  # and SERVER_PORT (the engine once freed the listener at the stop and read it afterwards).
+  def test_request_completed_after_the_stop_began_gets_the_listener_address
+    server = new_server(->(env) { [200, {}, ["#{env["SERVER_NAME"]} #{env["SERVER_PORT"]}"]] }, threads: 1)
+    server.listen("127.0.0.1", 0)
+    @port = server.addresses.first[1]
+    run_in_thread(server)
+    sock = connect
+    sock.write("GET / HTTP/1.0\r\n")
+    # Accepted in order: once a later connection is answered, the first one was taken.
+    assert_equal "127.0.0.1 #{@port}", raw_request("GET / HTTP/1.0\r\n\r\n").body
+    server.stop
+    wait_until_refused(@port)
+    sock.write("\r\n")
+    assert_equal "127.0.0.1 #{@port}", read_response(sock).body
+  end
+
   # Each app thread sleeps far longer than shutdown_timeout; the stop must give them
   # shutdown_timeout (1 s) in all, then end run.
   def test_stop_ends_run_within_one_shutdown_timeout_whatever_the_thread_count
@@ -204,5 +222,20 @@ class TestShutdown < Minitest::Test
   def adopt_and_drop(fd)
     Up::Server.new(HELLO, threads: 0).listen_fd(fd)
     nil
+  end
+
+  private
+
+  # Returns once connecting to port is refused: the server closed its listener.
+  def wait_until_refused(port, timeout: 5)
+    limit = monotonic_now + timeout
+    loop do
+      TCPSocket.new("127.0.0.1", port).close
+      raise "port #{port} still accepts #{timeout} s after the stop" if monotonic_now > limit
+
+      sleep 0.01
+    rescue Errno::ECONNREFUSED
+      return
+    end
   end
 end

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
@@ -866,6 +867,64 @@ static void test_switch_to_another_protocol_after_a_response(void)
     client_close(&c);
 }
 
+/* ---------------------------------------------------------------- graceful stop */
+
+/* What a binding reads for SERVER_NAME/SERVER_PORT when a request has no Host. */
+static char seen_host[64], seen_port[8];
+
+static up_request_result_t address_on_request(up_conn_t *conn, void *user)
+{
+    (void)user;
+    if (conn->listener != NULL) {
+        snprintf(seen_host, sizeof(seen_host), "%s", conn->listener->host);
+        snprintf(seen_port, sizeof(seen_port), "%s", conn->listener->port);
+    }
+    up_response_send_simple(conn, 200, "ok", 0);
+    return UP_REQUEST_DONE;
+}
+
+static int one_conn(void *arg)
+{
+    return up_server_num_conns(((harness_t *)arg)->server) == 1;
+}
+
+/* A graceful stop closes the listeners at once while connections go on serving: a request
+ * whose head completes after the stop still reads its listener's address (under ASan, a
+ * listener freed at the stop is a heap-use-after-free here). */
+static void test_listener_address_outlives_a_graceful_stop(void)
+{
+    harness_t h;
+    up_server_handler_t handler = {.on_request = address_on_request};
+    harness_start(&h, NULL, &handler);
+    const char *err = NULL;
+    CHECK(up_server_listen(h.server, "127.0.0.1", "0", &err) == 0, "listen: %s", err);
+    char port[8];
+    snprintf(port, sizeof(port), "%s", h.server->listeners->port);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    client_t c = {.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+    CHECK(connect(c.fd, (struct sockaddr *)&addr, sizeof(addr)) == 0, "connect");
+    fcntl(c.fd, F_SETFL, O_NONBLOCK);
+    /* Part of a head: the listener defers the accept until bytes come. */
+    CHECK(client_send_str(&h, &c, "GET / HTTP/1.0\r\n") == 0, "first half");
+    CHECK(harness_wait(&h, one_conn, &h, HARNESS_TIMEOUT_MS), "accepted");
+
+    up_server_stop(h.server);
+    for (int i = 0; i < 3; i++)
+        harness_turn(&h, 0); /* the backend lets go of the listeners */
+    CHECK(h.server->listeners == NULL, "the stop closed the listeners");
+    CHECK(client_send_str(&h, &c, "\r\n") == 0, "second half");
+    response_t res;
+    CHECK(client_read_response(&h, &c, &res, 0, HARNESS_TIMEOUT_MS), "answered after the stop");
+    CHECK(res.status == 200 && res.close, "200 and a close: %d", res.status);
+    response_free(&res);
+    CHECK(strcmp(seen_host, "127.0.0.1") == 0 && strcmp(seen_port, port) == 0,
+          "the listener's address after the stop: \"%s\" \"%s\"", seen_host, seen_port);
+    CHECK(harness_wait(&h, no_conns, &h, HARNESS_TIMEOUT_MS), "then closed");
+    harness_stop(&h);
+    client_close(&c);
+}
+
 /* ---------------------------------------------------------------- freeing the server */
 
 static int count_fds(void)
@@ -950,5 +1009,6 @@ int main(void)
     test_pipelining_client_cannot_grow_the_read_buffer();
     test_switch_to_another_protocol_after_a_response();
     test_server_free_with_open_connections();
+    test_listener_address_outlives_a_graceful_stop();
     return test_report("conn");
 }

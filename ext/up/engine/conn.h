@@ -31,7 +31,7 @@
 struct up_conn_t {
     up_watcher_t _watcher; /* first: the loop hands it back to conn_on_event */
     up_server_t *server;
-    const up_listener_t *listener;
+    const up_listener_t *listener; /* NULL when handed over otherwise; kept as long as server */
     const up_transport_t *transport;
     void *transport_data; /* the transport's own state (TLS), NULL for TCP */
     const up_protocol_t *protocol;

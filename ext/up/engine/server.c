@@ -106,6 +106,11 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
 
 static void really_free(up_server_t *server)
 {
+    while (server->retired_listeners != NULL) {
+        up_listener_t *l = server->retired_listeners;
+        server->retired_listeners = l->next;
+        free(l);
+    }
     up_loop_set_tick(server->loop, 1000, NULL, NULL);
     up_loop_set_wake(server->loop, NULL, NULL);
     up_buffer_pool_dispose(&server->pool);
@@ -120,11 +125,12 @@ void up_server_closed_one(up_server_t *server)
         really_free(server);
 }
 
+/* The memory stays on server->retired_listeners: connections still serving after a graceful
+ * stop read their listener's address (conn->listener), and they may outlive this. */
 static void listener_on_closed(up_watcher_t *w, unsigned revents)
 {
     up_server_t *server = ((up_listener_t *)w)->server;
     (void)revents;
-    free(w);
     up_server_closed_one(server);
 }
 
@@ -133,6 +139,8 @@ static void close_listeners(up_server_t *server)
     while (server->listeners != NULL) {
         up_listener_t *l = server->listeners;
         server->listeners = l->next;
+        l->next = server->retired_listeners;
+        server->retired_listeners = l;
         server->pending_closes++;
         up_loop_close_watcher(server->loop, &l->watcher, listener_on_closed);
         /* An adopted socket belongs to whoever handed it over (a Ruby Socket in a worker):

@@ -75,7 +75,9 @@ typedef struct up_server_handler_t {
     void *user;
 } up_server_handler_t;
 
-/* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks. */
+/* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks, so
+ * a listener closed at a graceful stop is kept (server->retired_listeners) until the server is
+ * freed, which is after its last connection. */
 typedef struct up_listener_t {
     up_watcher_t watcher;
     up_server_t *server;
@@ -92,6 +94,7 @@ struct up_server_t {
     up_buffer_pool_t pool;
     up_date_t date;
     up_listener_t *listeners;
+    up_listener_t *retired_listeners; /* closed, still pointed at by connections */
     up_conn_t *conns; /* every open connection, for shutdown */
     size_t num_conns;
     int stopping;
