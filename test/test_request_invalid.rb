@@ -35,6 +35,35 @@ class TestRequestInvalid < Minitest::Test
     end
   end
 
+  # After a 400 the server reads and drops what the client still sends for a while (a
+  # lingering close, so the 400 is not lost to a reset). A client that keeps sending fast is
+  # closed once it has sent about a megabyte (the engine's UP_LINGER_MAX_BYTES plus what the
+  # socket buffers hold), not left draining until the 2 s linger timeout, and meanwhile
+  # another client's keep-alive requests are answered.
+  def test_client_flooding_a_lingering_close_is_cut_off_and_holds_up_nobody
+    flooder = connect
+    flooder.write("GET / HTTP/1.1\r\n#{H}X-A : b\r\n\r\n")
+    assert_equal 400, read_response(flooder).status
+    sent = 0
+    ended = nil
+    writer = Thread.new do
+      junk = "x" * 65_536
+      while sent < 256 * 1024 * 1024
+        sent += flooder.write(junk)
+      end
+    rescue Errno::EPIPE, Errno::ECONNRESET => e
+      ended = e
+    end
+    other = connect
+    20.times do
+      other.write("GET / HTTP/1.1\r\n#{H}\r\n")
+      assert_equal "app", read_response(other).body
+    end
+    writer.join
+    refute_nil ended, "the flooder was never closed (#{sent} bytes sent)"
+    assert_operator sent, :<, 64 * 1024 * 1024, "the server drained #{sent} bytes before closing"
+  end
+
   def test_valid_request_after_invalid_one_on_same_connection_is_never_served
     sock = connect
     sock.write("GET / HTTP/1.1\r\n#{H}X-A : b\r\n\r\nGET /smuggled HTTP/1.1\r\n#{H}\r\n")

@@ -9,9 +9,11 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "engine_harness.h"
@@ -534,6 +536,69 @@ static void test_bad_requests_get_an_error_and_the_close(void)
     }
 }
 
+/* ---------------------------------------------------------------- lingering close */
+
+/* After an error response the server reads and drops what the client still sends (a lingering
+ * close); a client that keeps sending fast gets a bounded amount read per event, so the
+ * others are served meanwhile, and is closed once it has sent UP_LINGER_MAX_BYTES, long
+ * before the linger timeout. */
+static void test_lingering_close_is_bounded_per_event_and_in_all(void)
+{
+    harness_t h;
+    start(&h, NULL);
+    client_t flood, other;
+    client_open(&h, &flood, "GET / HTTP/1.1\r\nHost : t\r\n\r\n", 0);
+    response_t res;
+    CHECK(client_read_response(&h, &flood, &res, 0, HARNESS_TIMEOUT_MS) && res.status == 400,
+          "the flooder gets its 400");
+    response_free(&res);
+    CHECK(flood.conn->_lingering, "lingering after the 400");
+    int sndbuf = 256 * 1024; /* doubled by the kernel: room for several events, not megabytes */
+    setsockopt(flood.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+    static char junk[65536];
+    size_t sent = 0;
+    ssize_t n;
+    while ((n = send(flood.fd, junk, sizeof(junk), MSG_NOSIGNAL)) > 0)
+        sent += (size_t)n;
+    int server_fd = flood.conn->_watcher.fd, before = 0, after = 0;
+    ioctl(server_fd, FIONREAD, &before);
+    CHECK(before > UP_LINGER_MAX_READ_PER_EVENT, "%d bytes waiting: the socket holds too little",
+          before);
+
+    client_open(&h, &other, NULL, 0);
+    CHECK(client_send_str(&h, &other, "GET /other HTTP/1.1\r\n" HOST "\r\n") == 0, "request");
+    harness_turn(&h, 0);
+    ioctl(server_fd, FIONREAD, &after);
+    CHECK(before - after > 0 && before - after <= UP_LINGER_MAX_READ_PER_EVENT,
+          "one event dropped %d bytes of the flood", before - after);
+    CHECK(client_read_response(&h, &other, &res, 0, HARNESS_TIMEOUT_MS) && res.status == 200,
+          "the other client is answered");
+    response_free(&res);
+
+    /* Bounded by bytes, not only by the timer: the flooder is closed after about
+     * UP_LINGER_MAX_BYTES plus what the socket buffers hold, where an unbounded drain would
+     * take 8 MiB (and more, until the 2 s timer) without a close. */
+    int closed = 0;
+    uint64_t deadline = harness_now_ms() + HARNESS_TIMEOUT_MS;
+    while (sent < 8 << 20 && harness_now_ms() < deadline) {
+        n = send(flood.fd, junk, sizeof(junk), MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += (size_t)n;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            closed = 1;
+            break;
+        } else {
+            harness_turn(&h, 0);
+        }
+    }
+    CHECK(closed, "the flooder is still open after sending %zu bytes", sent);
+    CHECK(sent >= UP_LINGER_MAX_BYTES, "closed after only %zu bytes", sent);
+    CHECK(up_server_num_conns(h.server) == 1, "the other client stays");
+    client_close(&flood);
+    client_close(&other);
+    harness_stop(&h);
+}
+
 /* ---------------------------------------------------------------- the pipeline limit */
 
 static void test_pipeline_limit_holds_back_parsing(void)
@@ -1000,6 +1065,7 @@ int main(void)
     test_expect_continue_is_answered_before_the_body();
     test_handler_may_close_the_connection();
     test_bad_requests_get_an_error_and_the_close();
+    test_lingering_close_is_bounded_per_event_and_in_all();
     test_pipeline_limit_holds_back_parsing();
     test_lent_exchange_streams_under_back_pressure();
     test_lent_exchange_given_back_with_its_whole_response();

@@ -271,16 +271,28 @@ void up_conn_update(up_conn_t *conn)
 
 /* ---------------------------------------------------------------- input */
 
+/* A lingering close's read: drops at most UP_LINGER_MAX_READ_PER_EVENT bytes (the socket
+ * stays readable and the loop comes back after the other connections had their turn), and
+ * closes once the client ends, fails, or has sent UP_LINGER_MAX_BYTES since the shutdown. */
 static void drain_input(up_conn_t *conn)
 {
-    char scratch[4096];
-    for (;;) {
-        ssize_t n = conn->transport->read(conn, scratch, sizeof(scratch));
-        if (n > 0)
-            continue;
-        if (n != UP_IO_AGAIN)
+    char scratch[16384];
+    size_t budget = UP_LINGER_MAX_READ_PER_EVENT;
+    while (budget > 0) {
+        ssize_t n = conn->transport->read(conn, scratch,
+                                          budget < sizeof(scratch) ? budget : sizeof(scratch));
+        if (n == UP_IO_AGAIN)
+            return;
+        if (n <= 0) {
             up_conn_close(conn); /* end of stream or error: the client has what we sent */
-        return;
+            return;
+        }
+        budget -= (size_t)n;
+        conn->_lingered += (uint32_t)n;
+        if (conn->_lingered >= UP_LINGER_MAX_BYTES) {
+            up_conn_close(conn);
+            return;
+        }
     }
 }
 

@@ -57,6 +57,7 @@ struct up_conn_t {
     /* Bytes in _posted and _out, for producers that wait on any thread. */
     _Atomic uint64_t _backlog;
     up_timer_t _timer;
+    uint32_t _lingered;   /* bytes a lingering close dropped (UP_LINGER_MAX_BYTES) */
     int _timer_kind;      /* the up_timer_kind_t _timer is armed for */
     int _proto_timer;     /* the kind the protocol asked for when no output is pending */
     unsigned _want_read : 1;

@@ -41,9 +41,13 @@ typedef struct up_server_config_t {
 #define UP_DEFAULT_KEEPALIVE_TIMEOUT_MS 20000
 #define UP_DEFAULT_WRITE_TIMEOUT_MS 30000
 #define UP_DEFAULT_MAX_PIPELINE 32
-/* Bytes a lingering close reads and drops, and for how long, so that an error response is not
- * destroyed by a TCP reset before the client reads it. */
+/* A lingering close reads and drops what the client still sends, so that an error response is
+ * not destroyed by a TCP reset before the client reads it; for at most this long, and at most
+ * UP_LINGER_MAX_BYTES in all (then it closes: a client still sending that much is not reading),
+ * UP_LINGER_MAX_READ_PER_EVENT of them per event, so one client never holds the loop. */
 #define UP_LINGER_TIMEOUT_MS 2000
+#define UP_LINGER_MAX_BYTES (1024 * 1024)
+#define UP_LINGER_MAX_READ_PER_EVENT (64 * 1024)
 
 void up_server_config_defaults(up_server_config_t *cfg);
 
