@@ -41,6 +41,23 @@ class TestShutdown < Minitest::Test
     end
   end
 
+  # epoll_wait failing for good (here its descriptor is replaced by /dev/null under the loop:
+  # EINVAL) is logged once and stops the server, rather than turning into a silent busy loop.
+  def test_a_broken_event_loop_is_logged_and_stops_the_server
+    before = eventpoll_fds
+    server = new_server(HELLO, threads: 1)
+    server.log_io = (log = StringIO.new)
+    server.listen("127.0.0.1", 0)
+    @port = server.addresses.first[1]
+    epfd = (eventpoll_fds - before)
+    assert_equal 1, epfd.size, "the server's epoll descriptor"
+    runner = run_in_thread(server)
+    assert_equal "hello", get.body
+    File.open("/dev/null") { |null| IO.for_fd(epfd.first, autoclose: false).reopen(null) }
+    assert runner.join(10), "run went on with a broken loop"
+    assert_equal 1, log.string.scan(/event loop failed: Invalid argument; stopping/).size, log.string
+  end
+
   # The listeners close when a stop begins, while open connections go on: an HTTP/1.0 head
   # without Host that completes after that still gets its listener's address as SERVER_NAME
   # and SERVER_PORT (the engine once freed the listener at the stop and read it afterwards).
@@ -225,6 +242,14 @@ class TestShutdown < Minitest::Test
   end
 
   private
+
+  def eventpoll_fds
+    Dir.children("/proc/self/fd").select do |fd|
+      File.readlink("/proc/self/fd/#{fd}") == "anon_inode:[eventpoll]"
+    rescue SystemCallError
+      false
+    end.map(&:to_i)
+  end
 
   # Returns once connecting to port is refused: the server closed its listener.
   def wait_until_refused(port, timeout: 5)

@@ -192,9 +192,11 @@ int up_loop_wait(up_loop_t *loop, int timeout_ms)
     if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
         wait = timeout_ms;
     int n = epoll_wait(loop->epfd, loop->ready, MAX_EVENTS, wait);
+    int saved = errno;
     loop->num_ready = n > 0 ? n : 0;
     loop->now = clock_ms();
-    return n < 0 ? (errno == EINTR ? -1 : 0) : n;
+    errno = saved;
+    return n;
 }
 
 void up_loop_dispatch(up_loop_t *loop)

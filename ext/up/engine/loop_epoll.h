@@ -11,7 +11,9 @@
  * interpreter lock and dispatch with it: wait blocks at most until the next tick (or timeout_ms
  * when smaller and >= 0) and only collects events; dispatch runs their callbacks, the tick when
  * due, and then the close callbacks of watchers closed so far. wait returns how many events it
- * collected, or -1 when a signal cut it short (a binding may have a handler to run). */
+ * collected, or -1 with errno set: EINTR when a signal cut it short (a binding may have a
+ * handler to run), anything else when the loop itself is broken (its epoll descriptor closed
+ * or replaced) and waiting again would fail again at once: the binding must stop the loop. */
 int up_loop_wait(up_loop_t *loop, int timeout_ms);
 void up_loop_dispatch(up_loop_t *loop);
 /* The calling thread runs the loop from now on (owned = 1), or no longer (0); what

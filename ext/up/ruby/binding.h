@@ -183,6 +183,9 @@ void up_rb_report(up_rb_server_t *srv, VALUE error, VALUE env);
 int up_rb_turn(up_rb_server_t *srv, int timeout_ms);
 /* The engine's log callback: any thread, no GVL; the line is queued for the main thread. */
 void up_rb_on_log(const char *message, void *user);
+/* Asks for a graceful stop that cuts off what still runs after ms milliseconds; a later
+ * request only brings the deadline nearer. Any thread, without the GVL too. */
+void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms);
 /* Writes the queued log lines; with the GVL. */
 void up_rb_log_flush(up_rb_server_t *srv);
 /* Closes what is left once no thread serves any more, and lets the loop let go of it. */

@@ -266,6 +266,12 @@ static VALUE Server_stop(int argc, VALUE *argv, VALUE self)
             rb_raise(rb_eArgError, "stop timeout must be between 0 and 86400 seconds");
         ms = (uint64_t)ceil(s * 1000);
     }
+    up_rb_request_stop(srv, ms);
+    return self;
+}
+
+void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms)
+{
     uint64_t deadline = up_rb_now_ns() + ms * 1000000ull;
     /* Set before the flag: a turn that sees the flag reads this deadline. */
     if (!atomic_load(&srv->stop_requested) || deadline < atomic_load(&srv->deadline_ns)) {
@@ -274,7 +280,6 @@ static VALUE Server_stop(int argc, VALUE *argv, VALUE self)
     }
     up_loop_wake(srv->loop);
     up_rb_pool_wake_main(srv);
-    return self;
 }
 
 /* stats: what this server is doing now, for the master's control endpoint:

@@ -8,6 +8,8 @@
  * So nothing a turn calls may touch a Ruby object: the engine's log lines are queued here and
  * written by the main thread (up_rb_log_flush), and requests go to a C queue. */
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <time.h>
@@ -110,7 +112,14 @@ int up_rb_turn(up_rb_server_t *srv, int timeout_ms)
     /* A stopping server looks at its deadline at least ten times a second. */
     if (srv->stopping && (timeout_ms < 0 || timeout_ms > 100))
         timeout_ms = 100;
-    up_loop_wait(srv->loop, timeout_ms);
+    if (up_loop_wait(srv->loop, timeout_ms) < 0 && errno != EINTR &&
+        !atomic_load(&srv->stop_requested)) {
+        /* The loop is broken and every wait would fail at once: say so and stop, not spin. */
+        char msg[96];
+        snprintf(msg, sizeof(msg), "event loop failed: %s; stopping", strerror(errno));
+        up_rb_on_log(msg, srv);
+        up_rb_request_stop(srv, 0);
+    }
     up_loop_dispatch(srv->loop);
     up_rb_pool_publish(srv);
     up_rb_access_log_flush(srv, 0);
