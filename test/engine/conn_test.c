@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -990,6 +991,50 @@ static void test_listener_address_outlives_a_graceful_stop(void)
     client_close(&c);
 }
 
+/* ---------------------------------------------------------------- listeners the loop refuses */
+
+static int log_lines;
+static char last_log[256];
+
+static void count_log(const char *message, void *user)
+{
+    (void)user;
+    log_lines++;
+    snprintf(last_log, sizeof(last_log), "%s", message);
+}
+
+static int logged_twice(void *arg)
+{
+    (void)arg;
+    return log_lines >= 2;
+}
+
+/* With exclusive accepts, a listener's watch is a DEL and an ADD. When the loop refuses it (an
+ * epoll descriptor adopted as a listener: EPOLLEXCLUSIVE on it is EINVAL), the server says so,
+ * and tries again at the next tick, rather than leave a listener it believes watched. */
+static void test_listener_the_loop_refuses_is_logged_and_retried(void)
+{
+    up_server_config_t cfg;
+    up_server_config_defaults(&cfg);
+    cfg.exclusive_accept = 1;
+    harness_t h;
+    up_server_handler_t handler = {.on_request = app_on_request, .on_log = count_log, .user = &app};
+    log_lines = 0;
+    harness_start(&h, &cfg, &handler);
+    int inner = epoll_create1(EPOLL_CLOEXEC);
+    const char *err = NULL;
+    CHECK(up_server_adopt_listener(h.server, inner, &err) == 0, "adopted: %s", err);
+    CHECK(log_lines == 1 && strstr(last_log, "cannot watch the listener") != NULL &&
+              strstr(last_log, "Invalid argument") != NULL,
+          "%d log lines, the last \"%s\"", log_lines, last_log);
+    CHECK(h.server->listeners->watcher.events == 0, "the listener is not watched: events %u",
+          h.server->listeners->watcher.events);
+    CHECK(h.server->accept_paused, "accepting paused until the next tick");
+    CHECK(harness_wait(&h, logged_twice, NULL, 3000), "tried again at the next tick");
+    harness_stop(&h);
+    close(inner);
+}
+
 /* ---------------------------------------------------------------- freeing the server */
 
 static int count_fds(void)
@@ -1076,5 +1121,6 @@ int main(void)
     test_switch_to_another_protocol_after_a_response();
     test_server_free_with_open_connections();
     test_listener_address_outlives_a_graceful_stop();
+    test_listener_the_loop_refuses_is_logged_and_retried();
     return test_report("conn");
 }

@@ -41,7 +41,8 @@ up_loop_t *up_loop_new(void);
 void up_loop_free(up_loop_t *loop);
 
 /* Sets which events w->fd is watched for (0 pauses; the watcher stays usable). Returns 0, or
- * -1 with errno set. Only the loop's own thread may call these. */
+ * -1 with errno set; either way w->events says what is watched now (after a failure, the old
+ * events or 0). Only the loop's own thread may call these. */
 int up_loop_watch(up_loop_t *loop, up_watcher_t *w, unsigned events);
 /* Stops watching w for good. on_closed(w, 0) runs later on the loop thread, never from inside
  * this call, once the backend no longer refers to w: only then may the owner free w. The fd

@@ -113,8 +113,11 @@ int up_loop_watch(up_loop_t *loop, up_watcher_t *w, unsigned events)
         if (events & UP_EV_EXCLUSIVE) {
             /* Only an ADD may say EPOLLEXCLUSIVE (a MOD of it is EINVAL): a change is a DEL and an
              * ADD. Listeners change rarely (a pause, a hold). */
-            if (w->events != 0 && epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, &ev) != 0)
-                return -1;
+            if (w->events != 0) {
+                if (epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, &ev) != 0)
+                    return -1;
+                w->events = 0; /* unwatched now: what a failed ADD below leaves it */
+            }
             op = EPOLL_CTL_ADD;
             ev.events = EPOLLIN | EPOLLEXCLUSIVE;
         }

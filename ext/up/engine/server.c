@@ -37,14 +37,23 @@ static void log_line(up_server_t *server, const char *message)
         server->handler.on_log(message, server->handler.user);
 }
 
-/* Watches the listeners when the server may accept, and not otherwise. */
+/* Watches the listeners when the server may accept, and not otherwise. A listener the loop
+ * would not watch (or stop watching) is logged and tried again at the next tick, through
+ * accept_paused: left as it was, it would go on accepting, or stay deaf, until a restart. */
 static void update_accepting(up_server_t *server)
 {
     unsigned events = server->stopping || server->accept_paused || server->accept_held
                           ? 0
                           : UP_EV_READ | (server->config.exclusive_accept ? UP_EV_EXCLUSIVE : 0);
-    for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
-        up_loop_watch(server->loop, &l->watcher, events);
+    for (up_listener_t *l = server->listeners; l != NULL; l = l->next) {
+        if (up_loop_watch(server->loop, &l->watcher, events) == 0)
+            continue;
+        char msg[160];
+        snprintf(msg, sizeof(msg), "cannot %s the listener on %s:%s: %s; trying again in a second",
+                 events != 0 ? "watch" : "pause", l->host, l->port, strerror(errno));
+        log_line(server, msg);
+        server->accept_paused = 1;
+    }
 }
 
 void up_server_hold_accept(up_server_t *server, int hold)
