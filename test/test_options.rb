@@ -22,7 +22,7 @@ class TestOptions < Minitest::Test
     ["workers 0, one process",                    :workers,           0,                0],
     ["many workers",                              :workers,           "64",             64],
     ["the smallest head size C takes",            :max_head_size,     256,              256],
-    ["the largest head size C takes",             :max_head_size,     MAX,              MAX],
+    ["the largest head size C takes",             :max_head_size,     2**30,            2**30],
     ["one header field",                          :max_headers,       "1",              1],
     ["the most header fields C takes",            :max_headers,       10_000,           10_000],
     ["a body size of 0, no limit",                :max_body_size,     0,                0],
@@ -74,9 +74,10 @@ class TestOptions < Minitest::Test
     ["more than 1024 threads",                    :threads,           "1025",           "--threads must be between 0 and 1024"],
     ["a bare -O threads (true)",                  :threads,           true,             "--threads must be an integer, not true"],
     ["negative workers",                          :workers,           "-1",             "--workers must not be negative"],
-    ["a head size below 256",                     :max_head_size,     100,              "--max-head-size must be at least 256"],
-    ["a head size of 0",                          :max_head_size,     "0",              "--max-head-size must be at least 256"],
-    ["a head size C cannot convert",              :max_head_size,     MAX + 1,          "--max-head-size must be at most #{MAX}"],
+    ["a head size below 256",                     :max_head_size,     100,              "--max-head-size must be between 256 and 1073741824"],
+    ["a head size of 0",                          :max_head_size,     "0",              "--max-head-size must be between 256 and 1073741824"],
+    ["a head size past what the parser's int holds", :max_head_size,  2**31,            "--max-head-size must be between 256 and 1073741824"],
+    ["a head size C cannot convert",              :max_head_size,     MAX + 1,          "--max-head-size must be between 256 and 1073741824"],
     ["zero header fields",                        :max_headers,       0,                "--max-headers must be between 1 and 10000"],
     ["more header fields than C takes",           :max_headers,       10_001,           "--max-headers must be between 1 and 10000"],
     ["a negative body size",                      :max_body_size,     "-1",             "--max-body-size must not be negative"],
@@ -188,5 +189,16 @@ class TestOptions < Minitest::Test
       settings = Up::Options.new(values).to_h.slice(*server_keys)
       Up::Server.new(->(_env) { [200, {}, []] }, settings)
     end
+  end
+
+  # The C side checks the head size too, for callers other than Up::Options: the parser
+  # returns a head's length as an int, so a limit past 1 GiB is refused, not left to wrap.
+  def test_server_new_refuses_a_head_size_past_the_parser_limit
+    app = ->(_env) { [200, {}, []] }
+    error = assert_raises(ArgumentError) do
+      Up::Server.new(app, { max_head_size: Up::Options::MAX_HEAD_SIZE + 1 })
+    end
+    assert_equal "max_head_size must be at most #{Up::Options::MAX_HEAD_SIZE}", error.message
+    assert_raises(ArgumentError) { Up::Server.new(app, { max_head_size: 2**32 + 1024 }) }
   end
 end

@@ -30,6 +30,9 @@ module Up
     INT64_MAX = 2**63 - 1
     # Largest max_pipeline: C keeps it in an unsigned int.
     UINT_MAX = 2**32 - 1
+    # Largest request head in bytes: the parser measures one in a C int, so a limit past
+    # 2 GiB would wrap (Up::Server.new refuses more, UP_MAX_HEAD_SIZE_LIMIT in server.h).
+    MAX_HEAD_SIZE = 1024 * 1024 * 1024
     # Most header fields a request may have: each request holds room for them all (32 bytes
     # each), so a huge value would make every request allocate megabytes (Up::Server.new).
     MAX_HEADERS = 10_000
@@ -63,7 +66,7 @@ module Up
       Setting.new(:ca_file,           :string,  nil,               nil, nil,        "--ca-file"),
       Setting.new(:cert_file,         :string,  nil,               nil, nil,        "--cert-file"),
       Setting.new(:key_file,          :string,  nil,               nil, nil,        "--key-file"),
-      Setting.new(:max_head_size,     :integer, 64 * 1024,         256, INT64_MAX,  "--max-head-size"),
+      Setting.new(:max_head_size,     :integer, 64 * 1024,         256, MAX_HEAD_SIZE, "--max-head-size"),
       Setting.new(:max_headers,       :integer, 100,               1,   MAX_HEADERS, "--max-headers"),
       Setting.new(:max_body_size,     :integer, 1024 * 1024 * 1024, 0,  INT64_MAX,  "--max-body-size"),
       Setting.new(:spool_threshold,   :integer, 1024 * 1024,       0,   INT64_MAX,  "--spool-threshold"),

@@ -271,6 +271,27 @@ static void test_limits(void)
     CHECK(up_http1_error_status(req.error) == 431, "too many fields status");
 }
 
+/* A configured limit past what the int result holds counts as UP_HTTP1_MAX_HEAD_SIZE_LIMIT: a
+ * head that long without its end is refused, not waited for until its length wraps. The bytes
+ * are a read-only mapping of zero pages: a gigabyte that costs no memory. */
+static void test_head_size_limit_is_capped_whatever_the_configuration(void)
+{
+    size_t len = (size_t)UP_HTTP1_MAX_HEAD_SIZE_LIMIT + 1;
+    char *zeros = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    CHECK(zeros != MAP_FAILED, "mmap");
+    if (zeros == MAP_FAILED)
+        return;
+    static const size_t configured[] = {(size_t)1 << 31, (size_t)1 << 32, SIZE_MAX};
+    for (size_t i = 0; i < sizeof(configured) / sizeof(configured[0]); i++) {
+        up_http1_limits_t huge = {configured[i], 64};
+        up_http1_request_t req = {.headers = headers_whole};
+        int r = up_http1_parse_request(zeros, len, len - 1, &req, &huge);
+        CHECK(r == UP_HTTP1_ERROR && req.error == UP_HTTP1_E_HEAD_TOO_LARGE,
+              "limit %zu: a 1 GiB head without its end gave %d", configured[i], r);
+    }
+    munmap(zeros, len);
+}
+
 static void test_incomplete(void)
 {
     const char *partial = "GET / HTTP/1.1\r\nHost: a\r\n";
@@ -307,6 +328,7 @@ int main(void)
     test_valid();
     test_invalid();
     test_limits();
+    test_head_size_limit_is_capped_whatever_the_configuration();
     test_incomplete();
     test_split_authority();
     return test_report("http1_parser");

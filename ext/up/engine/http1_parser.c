@@ -439,12 +439,15 @@ int up_http1_parse_request(const char *buf, size_t len, size_t last_len, up_http
     if (skip < len && (buf[skip] == '\n' || (buf[skip] == '\r' && skip + 1 < len)))
         return fail(req, UP_HTTP1_E_BAD_LINE_ENDING);
 
+    size_t max_head = limits->max_head_size < UP_HTTP1_MAX_HEAD_SIZE_LIMIT
+                          ? limits->max_head_size
+                          : UP_HTTP1_MAX_HEAD_SIZE_LIMIT;
     size_t from = last_len > skip ? last_len - skip : 0;
     long head = find_head_end(buf + skip, len - skip, from);
     if (head < 0)
         return fail(req, UP_HTTP1_E_BAD_LINE_ENDING);
-    if (head == 0 || skip + (size_t)head > limits->max_head_size) {
-        if (head > 0 || len >= limits->max_head_size)
+    if (head == 0 || skip + (size_t)head > max_head) {
+        if (head > 0 || len >= max_head)
             return fail(req, UP_HTTP1_E_HEAD_TOO_LARGE);
         return UP_HTTP1_INCOMPLETE;
     }

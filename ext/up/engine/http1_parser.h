@@ -13,6 +13,11 @@
 #define UP_HTTP1_ERROR (-1)
 #define UP_HTTP1_INCOMPLETE (-2)
 
+/* The largest head the parser takes, whatever limits->max_head_size says: a head's length is
+ * returned as an int, and a limit past INT_MAX would let it wrap. Configurations are checked
+ * against it (server.h: UP_MAX_HEAD_SIZE_LIMIT); the parser applies it anyway. */
+#define UP_HTTP1_MAX_HEAD_SIZE_LIMIT (1024 * 1024 * 1024)
+
 /* Leading empty lines a client may send before the request line (RFC 9112 §2.2). */
 #define UP_HTTP1_MAX_LEADING_CRLF 8
 
@@ -54,7 +59,8 @@ typedef struct up_http1_header_t {
 } up_http1_header_t;
 
 typedef struct up_http1_limits_t {
-    size_t max_head_size; /* request line + headers + final CRLF, in bytes */
+    size_t max_head_size; /* request line + headers + final CRLF, in bytes; at most
+                           * UP_HTTP1_MAX_HEAD_SIZE_LIMIT counts */
     size_t max_headers;   /* also the capacity of the caller's headers array */
 } up_http1_limits_t;
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "buffer.h"
 #include "date.h"
+#include "http1_parser.h"
 #include "loop.h"
 #include "timer.h"
 
@@ -17,7 +18,8 @@ typedef struct up_server_t up_server_t;
 
 /* Limits are checked where bytes enter; each has a CLI option. */
 typedef struct up_server_config_t {
-    size_t max_head_size;     /* request line + headers, bytes: 431 past it */
+    size_t max_head_size;     /* request line + headers, bytes: 431 past it (at most
+                               * UP_MAX_HEAD_SIZE_LIMIT) */
     size_t max_headers;       /* header fields per request: 431 past it */
     uint64_t max_body_size;   /* bytes, 0 for no limit: 413 past it, before reading */
     uint64_t spool_threshold; /* bodies bigger than this go to a temporary file */
@@ -31,6 +33,8 @@ typedef struct up_server_config_t {
 } up_server_config_t;
 
 #define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)
+/* The parser measures a head in an int (http1_parser.h): a binding refuses a larger limit. */
+#define UP_MAX_HEAD_SIZE_LIMIT UP_HTTP1_MAX_HEAD_SIZE_LIMIT
 #define UP_DEFAULT_MAX_HEADERS 100
 /* Every request holds room for max_headers parsed fields (http1.h), so it is bounded. */
 #define UP_MAX_HEADERS_LIMIT 10000

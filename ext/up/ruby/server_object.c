@@ -157,6 +157,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     srv->shutdown_timeout_ms = opt_ms(options, "shutdown_timeout", 30000);
     if (cfg->max_headers > UP_MAX_HEADERS_LIMIT)
         rb_raise(rb_eArgError, "max_headers must be at most %d", UP_MAX_HEADERS_LIMIT);
+    if (cfg->max_head_size > UP_MAX_HEAD_SIZE_LIMIT)
+        rb_raise(rb_eArgError, "max_head_size must be at most %d", UP_MAX_HEAD_SIZE_LIMIT);
     if (cfg->max_head_size < 256 || cfg->max_headers < 1 || cfg->max_pipeline < 1)
         rb_raise(rb_eArgError, "max_head_size, max_headers and max_pipeline are too small");
     VALUE tmp = opt(options, "tmp_dir");
