@@ -92,6 +92,23 @@ class TestUploads < Minitest::Test
                   ["line1\n", "abcdefgh\n", "last"], "ASCII-8BIT"], results
   end
 
+  # read(n) allocates for what is left of the body, not for n: an n far past the body (an
+  # app that trusts a client's number) reads the body, not a NoMemoryError.
+  def test_rack_input_read_with_a_huge_length_reads_what_there_is
+    results = nil
+    start_server(lambda { |env|
+      input = env["rack.input"]
+      results = [input.read(2**62), input.read(2**62)]
+      input.rewind
+      buf = +""
+      results << input.read(2**62, buf) << buf.bytesize
+      [200, {}, ["ok"]]
+    })
+    res = raw_request("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+    assert_equal "ok", res.body, res.raw
+    assert_equal ["hello", nil, "hello", 5], results
+  end
+
   # The body cannot be stored: a 500 that says so, a line in the log (written from the loop
   # thread, which runs without the GVL when there are app threads), and the app never called.
   def test_body_that_cannot_be_spooled_is_a_500_and_logged

@@ -126,7 +126,9 @@ static VALUE Input_read(int argc, VALUE *argv, VALUE self)
             rb_str_resize(buffer, 0);
         return Qnil;
     }
-    return fill(in, buffer, (size_t)n);
+    /* The string is sized for what is left, not for n: read(CONTENT_LENGTH) or a huge n must
+     * not allocate more than the body holds. */
+    return fill(in, buffer, (uint64_t)n < left ? (size_t)n : (size_t)left);
 }
 
 /* The next line, "\n" included, or nil at the end. */
