@@ -12,15 +12,22 @@ module Bench
 
     APPS = Apps.names.freeze
 
-    attr_reader :runs, :duration, :warmup, :connections, :apps, :only, :workers, :readme, :section,
-                :install, :build, :yjit, :argv
+    # The load shape of issue 12's and 13's tables: one wrk thread, 32 connections. Issue 19 adds
+    # a heavier one (--load t2c64) for the all-cores tables.
+    DEFAULT_WRK_THREADS = 1
+    DEFAULT_CONNECTIONS = 32
+    LOAD_PATTERN = /\At(\d+)c(\d+)\z/
+
+    attr_reader :runs, :duration, :warmup, :wrk_threads, :connections, :apps, :only, :workers, :readme,
+                :section, :install, :build, :yjit, :argv
 
     def initialize(argv)
       @argv = argv.dup
       @runs = 3
       @duration = 5
       @warmup = 2
-      @connections = 32
+      @wrk_threads = DEFAULT_WRK_THREADS
+      @connections = DEFAULT_CONNECTIONS
       @apps = Apps.defaults
       @only = nil
       @workers = [1, Etc.nprocessors].uniq
@@ -37,6 +44,17 @@ module Bench
       @only.nil? || @only.include?(key) || @only.include?(group)
     end
 
+    # The load shape as "t<wrk threads>c<connections>" ("t1c32", "t2c64"), as --load takes it.
+    def load_shape
+      "t#{@wrk_threads}c#{@connections}"
+    end
+
+    # True unless --load, --wrk-threads or --connections changed the shape: the tables then say
+    # which shape they were measured with, so they cannot pass for the default ones.
+    def default_load?
+      @wrk_threads == DEFAULT_WRK_THREADS && @connections == DEFAULT_CONNECTIONS
+    end
+
     private
 
     def parse(args)
@@ -49,6 +67,9 @@ module Bench
       raise Error, "--duration must be at least 1" if @duration < 1
       raise Error, "--warmup must not be negative" if @warmup.negative?
       raise Error, "--connections must be at least 1" if @connections < 1
+      raise Error, "--wrk-threads must be at least 1" if @wrk_threads < 1
+      # wrk gives each of its threads connections / threads of them, and refuses fewer than one.
+      raise Error, "--connections must be at least --wrk-threads" if @connections < @wrk_threads
       raise Error, "--workers must be positive numbers" unless @workers.all?(&:positive?)
     rescue OptionParser::ParseError => e
       raise Error, e.message
@@ -66,6 +87,13 @@ module Bench
         o.on("--duration S", Integer, "Seconds per measured run (#{@duration})") { |v| @duration = v }
         o.on("--warmup S", Integer, "Seconds of warm-up before the runs, 0 for none (#{@warmup})") { |v| @warmup = v }
         o.on("--connections N", Integer, "wrk connections (#{@connections})") { |v| @connections = v }
+        o.on("--wrk-threads N", Integer, "wrk threads (#{@wrk_threads})") { |v| @wrk_threads = v }
+        o.on("--load SHAPE", "wrk threads and connections at once: t1c32 (the default) or",
+             "t2c64 (issue 19's heavier shape); tNcM in general") do |v|
+          m = LOAD_PATTERN.match(v) or raise OptionParser::InvalidArgument, "--load #{v} (want tNcM, e.g. t2c64)"
+          @wrk_threads = Integer(m[1], 10)
+          @connections = Integer(m[2], 10)
+        end
         o.on("--quick", "Smoke test: 1 run of 2 s after a 1 s warm-up") do
           @runs = 1
           @duration = 2

@@ -2,6 +2,7 @@
 
 require "shellwords"
 require_relative "apps"
+require_relative "options"
 require_relative "targets"
 
 module Bench
@@ -65,7 +66,7 @@ module Bench
       lines << "- Machine: #{@machine.cores} cores (#{@machine.cpu}), #{@machine.kernel}; " \
                "servers and wrk share them."
       lines << "- Ruby: `#{ruby}`; #{yjit}, and `RACK_ENV=production`."
-      lines << "- Load: wrk #{@machine.wrk_version}, `#{@wrk.argv("URL", @options.duration).join(" ")}` " \
+      lines << "- Load: #{load_shape_text}wrk #{@machine.wrk_version}, `#{@wrk.argv("URL", @options.duration).join(" ")}` " \
                "against 127.0.0.1; #{warmup_text}#{@options.runs} measured " \
                "run#{@options.runs == 1 ? "" : "s"} of #{@options.duration} s per server; " \
                "req/s, p50 and p99 are those of the median run."
@@ -81,6 +82,22 @@ module Bench
                "How to read the peers' rows: bench/README.md."
       lines << ""
       lines.join("\n")
+    end
+
+    # Said first on the Load line when the run used another shape than the default.
+    def load_shape_text
+      return "" if @options.default_load?
+
+      "**#{@wrk.threads} wrk thread#{@wrk.threads == 1 ? "" : "s"} and #{@wrk.connections} connections " \
+        "(`--load #{@options.load_shape}`), not the default #{default_shape_flags}**: "
+    end
+
+    def shape_flags
+      "-t#{@wrk.threads} -c#{@wrk.connections}"
+    end
+
+    def default_shape_flags
+      "-t#{Options::DEFAULT_WRK_THREADS} -c#{Options::DEFAULT_CONNECTIONS}"
     end
 
     def warmup_text
@@ -111,6 +128,8 @@ module Bench
     def table(app, workers, rows)
       title = workers == 1 ? "1 worker" : "#{workers} workers"
       title += " (all cores)" if workers == @machine.cores && workers > 1
+      # A table under another load shape must not pass for one of the default tables.
+      title += ", load `wrk #{shape_flags}` (not the default #{default_shape_flags})" unless @options.default_load?
       baseline = rows.find { |r| r.peer.key == "up_default" && r.ok? }
       out = +"### #{app}.ru, #{title}\n\n"
       out << "| server | mode | req/s | p50 | p99 | errors | vs UP! | notes |\n"
@@ -159,6 +178,8 @@ module Bench
 
     def commands
       out = +"<details><summary>Command lines (PORT: a free port; $TMP: a generated config)</summary>\n\n"
+      out << "Load, for every server: `#{@wrk.argv("http://127.0.0.1:PORT/", @options.duration).join(" ")}`" \
+             "#{@options.default_load? ? "" : " (`--load #{@options.load_shape}`)"}.\n\n"
       @options.workers.each do |workers|
         out << "#{workers == 1 ? "1 worker" : "#{workers} workers"}:\n\n```\n"
         @peers.each do |peer|

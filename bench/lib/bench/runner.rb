@@ -54,7 +54,7 @@ module Bench
       @options = options
       @setup = setup
       @ruby_env = ruby_env
-      @wrk = Wrk.new(connections: options.connections)
+      @wrk = Wrk.new(connections: options.connections, threads: options.wrk_threads)
     end
 
     attr_reader :wrk

@@ -3,9 +3,9 @@
 require_relative "server_process"
 
 module Bench
-  # Runs wrk (Debian's, one thread, keep-alive connections) against a URL on 127.0.0.1 for a
-  # bounded time, keeps its raw output in a file and parses it into a Wrk::Result. Created once
-  # by Bench::Runner; owns nothing between runs.
+  # Runs wrk (Debian's; keep-alive connections; the threads and connections bench/run's --load
+  # asks for) against a URL on 127.0.0.1 for a bounded time, keeps its raw output in a file and
+  # parses it into a Wrk::Result. Created once by Bench::Runner; owns nothing between runs.
   class Wrk
     # A wrk run that produced no numbers (could not connect, crashed, was killed).
     class Error < StandardError; end
