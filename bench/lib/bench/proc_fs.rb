@@ -4,9 +4,10 @@ require "etc"
 
 module Bench
   # What the scenarios read about a server from Linux's /proc: a process's CPU time (in clock
-  # ticks, and per thread in nanoseconds) and resident memory, and which processes of a
-  # server's process group serve requests. Plain functions, used by Bench::Scenario,
-  # Bench::SlowReader and Bench::IdleMemory; owns nothing.
+  # ticks, and per thread in nanoseconds), the CPU time of a whole process tree, resident
+  # memory, and which processes of a server's process group serve requests. Plain functions,
+  # used by Bench::Scenario, Bench::SlowReader, Bench::IdleMemory and Bench::Runner; owns
+  # nothing.
   module ProcFS
     # /proc/<pid>/stat counts CPU time in these ticks (usually 100 a second, so 10 ms steps).
     TICKS_PER_SECOND = Etc.sysconf(Etc::SC_CLK_TCK)
@@ -15,6 +16,29 @@ module Bench
     def self.cpu_seconds(pid)
       fields = after_comm(File.read("/proc/#{pid}/stat"))
       (Integer(fields[14 - 3]) + Integer(fields[15 - 3])).fdiv(TICKS_PER_SECOND)
+    end
+
+    # CPU time of pid and every process under it (a master and its workers, nginx's workers),
+    # in seconds: utime + stime of each, plus cutime + cstime (proc(5): fields 14 to 17), so
+    # that a child that exits and is reaped between two readings still counts, in its
+    # parent's cutime. Only the difference between two readings means anything: the cutime of
+    # the first one holds whatever ran before (`bundle exec`'s own children, for one).
+    def self.tree_cpu_seconds(pid)
+      parents = {}
+      ticks = {}
+      Dir.glob("/proc/[0-9]*/stat").each do |path|
+        fields = after_comm(File.read(path))
+        child = File.basename(File.dirname(path)).to_i
+        parents[child] = fields[4 - 3].to_i
+        ticks[child] = (14..17).sum { |n| Integer(fields[n - 3]) }
+      rescue SystemCallError
+        next # it ended while we looked
+      end
+      raise Errno::ESRCH, "no process #{pid}" unless ticks.key?(pid)
+
+      tree = [pid]
+      tree.each { |p| tree.concat(parents.select { |_, parent| parent == p }.keys) }
+      tree.sum { |p| ticks[p] }.fdiv(TICKS_PER_SECOND)
     end
 
     # Nanoseconds each live thread of pid has run, by thread id (the first field of

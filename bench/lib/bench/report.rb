@@ -76,7 +76,12 @@ module Bench
                "which drifts over minutes here, weighs alike on every server of a table."
       lines << "- Versions: #{versions}."
       lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
-               "warm-up included. vs UP!: req/s divided by UP!'s with default settings in the same table. " \
+               "warm-up included. CPU/req: the CPU time of the server's processes (utime + stime from " \
+               "/proc/PID/stat, summed over its whole process tree: master, workers, nginx's workers) " \
+               "during all its measured runs, divided by all the requests wrk counted in those runs " \
+               "(not the median run's alone: 10 ms ticks are coarse for one run; warm-up left out; " \
+               "non-2xx/3xx responses count as requests). With wrk on the same cores, it is what " \
+               "decides req/s. vs UP!: req/s divided by UP!'s with default settings in the same table. " \
                "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
                "mode, the limit (nginx, H2O) and the peers there, with the targets issues 12 and 13 set. " \
                "How to read the peers' rows: bench/README.md."
@@ -132,8 +137,8 @@ module Bench
       title += ", load `wrk #{shape_flags}` (not the default #{default_shape_flags})" unless @options.default_load?
       baseline = rows.find { |r| r.peer.key == "up_default" && r.ok? }
       out = +"### #{app}.ru, #{title}\n\n"
-      out << "| server | mode | req/s | p50 | p99 | errors | vs UP! | notes |\n"
-      out << "|---|---|--:|--:|--:|--:|--:|---|\n"
+      out << "| server | mode | req/s | CPU/req | p50 | p99 | errors | vs UP! | notes |\n"
+      out << "|---|---|--:|--:|--:|--:|--:|--:|---|\n"
       rows.each { |row| out << "| #{cells(row, baseline).join(" | ")} |\n" }
       out << Targets.new(app, workers, rows).markdown
       out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello" || Apps.fetch(app).only
@@ -144,12 +149,13 @@ module Bench
       head = [row.peer.name, row.peer.mode(row.workers)]
       unless row.ok?
         status, detail = row.reason.split(": ", 2)
-        return head + [status, "", "", "", "", cell([detail, *row.notes].compact.join("; "))]
+        return head + [status, "", "", "", "", "", cell([detail, *row.notes].compact.join("; "))]
       end
 
       r = row.result
       ratio = baseline ? format("%.2f×", r.requests_per_sec / baseline.result.requests_per_sec) : "—"
-      head + [thousands(r.requests_per_sec.round), ms(r.p50), ms(r.p99), errors(row.errors), ratio,
+      head + [thousands(r.requests_per_sec.round), us(row.cpu_us_per_request), ms(r.p50), ms(r.p99),
+              errors(row.errors), ratio,
               cell(row.notes.join("; "))]
     end
 
@@ -164,6 +170,12 @@ module Bench
 
       v = microseconds / 1000.0
       v < 10 ? format("%.2f ms", v) : format(v < 100 ? "%.1f ms" : "%.0f ms", v)
+    end
+
+    def us(microseconds)
+      return "?" unless microseconds
+
+      format(microseconds < 100 ? "%.1f µs" : "%.0f µs", microseconds)
     end
 
     def thousands(number)

@@ -5,6 +5,7 @@ require "net/http"
 require "tmpdir"
 require_relative "app_services"
 require_relative "apps"
+require_relative "proc_fs"
 require_relative "server_process"
 require_relative "setup"
 require_relative "wrk"
@@ -21,11 +22,25 @@ module Bench
     # nothing, or it exited) or :not_installed; nil until its first measured run. reason then
     # says why ("failed to start: ..."). result: the median of its runs so far (Wrk::Result).
     # errors: every error wrk counted over all its runs, warm-up included. command: the argv
-    # that started it, on port.
+    # that started it, on port. cpu_seconds and cpu_requests: the CPU time its processes used
+    # during its measured runs (not the warm-up), and the requests wrk counted in those runs,
+    # summed over the runs where both readings of /proc succeeded.
     Row = Struct.new(:peer, :app, :workers, :status, :reason, :result, :runs, :errors, :notes,
-                     :command, :port, keyword_init: true) do
+                     :command, :port, :cpu_seconds, :cpu_requests, keyword_init: true) do
       def ok?
         status == :ok
+      end
+
+      def add_cpu(seconds, requests)
+        self.cpu_seconds = cpu_seconds.to_f + seconds
+        self.cpu_requests = cpu_requests.to_i + requests
+      end
+
+      # CPU microseconds per request over all its measured runs, or nil when none was read.
+      def cpu_us_per_request
+        return nil unless cpu_requests&.positive?
+
+        cpu_seconds * 1_000_000 / cpu_requests
       end
 
       def failed?
@@ -131,13 +146,17 @@ module Bench
       yield "warm-up", entry.row, result if block_given?
     end
 
-    # The server's run in round (from 0); the row gets the median of its runs so far.
+    # The server's run in round (from 0); the row gets the median of its runs so far, and the
+    # CPU time its processes used during the run.
     def run(entry, round)
       row = entry.row
+      cpu = cpu_seconds(entry)
       result = attempt(entry) do
         load(entry, @options.duration, "run#{round + 1}.txt", "round #{round + 1}")
       end
       if result
+        after = cpu && cpu_seconds(entry)
+        row.add_cpu(after - cpu, result.requests) if after
         row.runs << result
         # The lower median when the number of runs is even.
         row.result = row.runs.sort_by(&:requests_per_sec)[(row.runs.size - 1) / 2]
@@ -156,6 +175,14 @@ module Bench
       raise Exited, "exited during #{step}: #{entry.server.log_tail}" unless entry.server.alive?
 
       result
+    end
+
+    # The CPU time of the server's whole process tree so far (ProcFS.tree_cpu_seconds), or
+    # nil when /proc cannot tell (the run then counts in neither sum of the row).
+    def cpu_seconds(entry)
+      ProcFS.tree_cpu_seconds(entry.server.pid)
+    rescue SystemCallError, ArgumentError
+      nil
     end
 
     # Runs the block; if the server fails there, marks its row failed, stops it at once (it
