@@ -1,10 +1,10 @@
 # frozen_string_literal: true
 
 require "securerandom"
-require "socket"
 require "tmpdir"
 require "fileutils"
 require_relative "apps"
+require_relative "redis_wire"
 require_relative "server_process"
 require_relative "setup"
 
@@ -14,7 +14,8 @@ module Bench
   # examples/rails' production database, made by `rails db:prepare` from its migrations and
   # seeds in a temporary directory (rails). Created by bench/run; owns the Redis process and
   # the directory. #env_for(app) is what every server of that app's table gets in its
-  # environment; #unavailable says why an app cannot run when its service could not be made.
+  # environment; #unavailable says why an app cannot run when its service could not be made;
+  # #redis_get_calls counts the GETs Redis has served, for json_api's check of the servers.
   class AppServices
     RAILS_DIR = "examples/rails"
     PREPARE_TIMEOUT = 120
@@ -49,6 +50,16 @@ module Bench
       @env[app]
     end
 
+    # GET calls the run's Redis has served so far (INFO commandstats), or nil when the run has
+    # no Redis or it does not answer. Bench::Runner reads it around each measured run of
+    # json_api's servers: every other server of the table is idle then, so the difference is
+    # the measured server's.
+    def redis_get_calls
+      @redis && RedisWire.get_calls(@redis.port)
+    rescue SystemCallError, IOError, ArgumentError
+      nil
+    end
+
     # Bundler settings for the app's own bundle (rails), or nil when it runs with the server's.
     def self.bundle_env(root, app)
       return nil unless Apps.fetch(app).needs?(:rails)
@@ -74,13 +85,10 @@ module Bench
       @unavailable[app.name] = "failed to start: redis-server: #{e.message}"
     end
 
-    # SET foo bar in Redis's own protocol: the one command the run needs, no client gem.
+    # The value every json_api server must answer (Apps::JSON_DOCUMENT).
     def set_foo(port)
-      Socket.tcp("127.0.0.1", port, connect_timeout: 5) do |sock|
-        sock.write("*3\r\n$3\r\nSET\r\n$3\r\nfoo\r\n$3\r\nbar\r\n")
-        reply = sock.gets
-        raise IOError, "SET foo bar answered #{reply.inspect}" unless reply == "+OK\r\n"
-      end
+      reply = RedisWire.command(port, "SET", "foo", "bar")
+      raise IOError, "SET foo bar answered #{reply.inspect}" unless reply == "OK"
     end
 
     def prepare_rails(app)

@@ -81,7 +81,8 @@ module Bench
                "during all its measured runs, divided by all the requests wrk counted in those runs " \
                "(not the median run's alone: 10 ms ticks are coarse for one run; warm-up left out; " \
                "non-2xx/3xx responses count as requests). With wrk on the same cores, it is what " \
-               "decides req/s. vs UP!: req/s divided by UP!'s with default settings in the same table. " \
+               "decides req/s. #{gets_text}vs UP!: req/s divided by UP!'s with default settings in the " \
+               "same table. " \
                "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
                "mode, the limit (nginx, H2O) and the peers there, with the targets issues 12 and 13 set. " \
                "How to read the peers' rows: bench/README.md."
@@ -103,6 +104,16 @@ module Bench
 
     def default_shape_flags
       "-t#{Options::DEFAULT_WRK_THREADS} -c#{Options::DEFAULT_CONNECTIONS}"
+    end
+
+    def gets_text
+      return "" unless @options.apps.any? { |app| Apps.fetch(app).needs?(:redis) }
+
+      "GET/req (json_api): the GET calls Redis served during all the server's measured runs " \
+        "(`INFO commandstats`, read before and after each run; the other servers are idle then) " \
+        "divided by the successful (2xx/3xx) responses wrk counted in them; json_api does one GET " \
+        "per request, so an honest server shows 1.00 (requests still in flight when wrk stops " \
+        "add a few GETs, well under 0.01). "
     end
 
     def warmup_text
@@ -137,26 +148,38 @@ module Bench
       title += ", load `wrk #{shape_flags}` (not the default #{default_shape_flags})" unless @options.default_load?
       baseline = rows.find { |r| r.peer.key == "up_default" && r.ok? }
       out = +"### #{app}.ru, #{title}\n\n"
-      out << "| server | mode | req/s | CPU/req | p50 | p99 | errors | vs UP! | notes |\n"
-      out << "|---|---|--:|--:|--:|--:|--:|--:|---|\n"
-      rows.each { |row| out << "| #{cells(row, baseline).join(" | ")} |\n" }
+      redis = Apps.fetch(app).needs?(:redis)
+      out << "| server | mode | req/s | CPU/req | p50 | p99 | errors | vs UP! |#{" GET/req |" if redis} notes |\n"
+      out << "|---|---|--:|--:|--:|--:|--:|--:|#{"--:|" if redis}---|\n"
+      rows.each { |row| out << "| #{cells(row, baseline, redis).join(" | ")} |\n" }
       out << Targets.new(app, workers, rows).markdown
       out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello" || Apps.fetch(app).only
       out
     end
 
-    def cells(row, baseline)
+    # redis: whether the table has the GET/req column (json_api).
+    def cells(row, baseline, redis)
       head = [row.peer.name, row.peer.mode(row.workers)]
       unless row.ok?
         status, detail = row.reason.split(": ", 2)
-        return head + [status, "", "", "", "", "", cell([detail, *row.notes].compact.join("; "))]
+        return head + [status, "", "", "", "", "", *("" if redis), cell([detail, *row.notes].compact.join("; "))]
       end
 
       r = row.result
       ratio = baseline ? format("%.2f×", r.requests_per_sec / baseline.result.requests_per_sec) : "—"
+      gets = row.redis_gets_per_answer
       head + [thousands(r.requests_per_sec.round), us(row.cpu_us_per_request), ms(r.p50), ms(r.p99),
-              errors(row.errors), ratio,
+              errors(row.errors), ratio, *(gets_cell(gets) if redis),
               cell(row.notes.join("; "))]
+    end
+
+    # Anything but one GET per answered request is a server that does not do what the app
+    # says (or answers from elsewhere): bold, like the errors.
+    def gets_cell(ratio)
+      return "?" unless ratio
+
+      text = format("%.2f", ratio)
+      text == "1.00" ? text : "**#{text}**"
     end
 
     def errors(counts)

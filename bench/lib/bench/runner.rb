@@ -24,9 +24,13 @@ module Bench
     # errors: every error wrk counted over all its runs, warm-up included. command: the argv
     # that started it, on port. cpu_seconds and cpu_requests: the CPU time its processes used
     # during its measured runs (not the warm-up), and the requests wrk counted in those runs,
-    # summed over the runs where both readings of /proc succeeded.
+    # summed over the runs where both readings of /proc succeeded. redis_gets and
+    # redis_answered (json_api only): the GETs Redis served during its measured runs and the
+    # successful (2xx/3xx) responses wrk counted in them, over the runs where Redis answered
+    # both INFO commands.
     Row = Struct.new(:peer, :app, :workers, :status, :reason, :result, :runs, :errors, :notes,
-                     :command, :port, :cpu_seconds, :cpu_requests, keyword_init: true) do
+                     :command, :port, :cpu_seconds, :cpu_requests, :redis_gets, :redis_answered,
+                     keyword_init: true) do
       def ok?
         status == :ok
       end
@@ -41,6 +45,19 @@ module Bench
         return nil unless cpu_requests&.positive?
 
         cpu_seconds * 1_000_000 / cpu_requests
+      end
+
+      def add_redis(gets, answered)
+        self.redis_gets = redis_gets.to_i + gets
+        self.redis_answered = redis_answered.to_i + answered
+      end
+
+      # Redis GETs per successful response over its measured runs (1.00 for a server that does
+      # what json_api asks), or nil when not counted.
+      def redis_gets_per_answer
+        return nil unless redis_answered&.positive?
+
+        redis_gets.fdiv(redis_answered)
       end
 
       def failed?
@@ -146,10 +163,11 @@ module Bench
       yield "warm-up", entry.row, result if block_given?
     end
 
-    # The server's run in round (from 0); the row gets the median of its runs so far, and the
-    # CPU time its processes used during the run.
+    # The server's run in round (from 0); the row gets the median of its runs so far, the CPU
+    # time its processes used during the run and, for an app on Redis, the GETs Redis served.
     def run(entry, round)
       row = entry.row
+      gets = redis_get_calls(row)
       cpu = cpu_seconds(entry)
       result = attempt(entry) do
         load(entry, @options.duration, "run#{round + 1}.txt", "round #{round + 1}")
@@ -157,6 +175,8 @@ module Bench
       if result
         after = cpu && cpu_seconds(entry)
         row.add_cpu(after - cpu, result.requests) if after
+        gets_after = gets && redis_get_calls(row)
+        row.add_redis(gets_after - gets, result.requests - result.non_2xx_3xx) if gets_after
         row.runs << result
         # The lower median when the number of runs is even.
         row.result = row.runs.sort_by(&:requests_per_sec)[(row.runs.size - 1) / 2]
@@ -183,6 +203,11 @@ module Bench
       ProcFS.tree_cpu_seconds(entry.server.pid)
     rescue SystemCallError, ArgumentError
       nil
+    end
+
+    # Redis's GET count so far when the row's app runs on Redis (json_api), else nil.
+    def redis_get_calls(row)
+      @services.redis_get_calls if Apps.fetch(row.app).needs?(:redis)
     end
 
     # Runs the block; if the server fails there, marks its row failed, stops it at once (it
