@@ -19,7 +19,7 @@ module Bench
     LOAD_PATTERN = /\At(\d+)c(\d+)\z/
 
     attr_reader :runs, :duration, :warmup, :wrk_threads, :connections, :apps, :only, :workers, :readme,
-                :section, :install, :build, :yjit, :argv
+                :section, :install, :build, :yjit, :baseline, :argv
 
     def initialize(argv)
       @argv = argv.dup
@@ -36,6 +36,7 @@ module Bench
       @install = true
       @build = true
       @yjit = true
+      @baseline = nil
       parse(argv.dup)
     end
 
@@ -110,6 +111,8 @@ module Bench
         rescue ArgumentError
           raise OptionParser::InvalidArgument, "--workers #{v.join(",")}"
         end
+        o.on("--baseline REV", "Also run UP! at git revision REV (built in a temporary git worktree)",
+             "as a row \"UP! @<rev>\" with the default row's settings: before and after") { |v| @baseline = v }
         o.on("--no-readme", "Do not write the tables into README.md") { @readme = nil }
         o.on("--readme FILE", "Write the tables into FILE instead of README.md") { |v| @readme = v }
         o.on("--section NAME", "Replace the tables between <!-- bench:NAME:start/end --> instead of",

@@ -17,10 +17,13 @@ module Bench
     # :native row the program's, from its --version).
     # runtime: :up (main Gemfile, run from the repo root), :peer (bench/Gemfile, run from the
     # temporary directory) or :native (no Ruby). apps: the only apps it can serve (nil: all).
-    # mode: a lambda of the worker count, the "mode" column. The block returns the argv.
-    attr_reader :key, :group, :name, :gem, :runtime, :apps, :note
+    # mode: a lambda of the worker count, the "mode" column. placeholders: {path => name} for
+    # paths of this run only in its argv, which the printed command lines show by name
+    # ($BASELINE). The block returns the argv.
+    attr_reader :key, :group, :name, :gem, :runtime, :apps, :note, :placeholders
 
-    def initialize(key:, name:, runtime:, mode:, group: key, gem: nil, apps: nil, note: nil, &command)
+    def initialize(key:, name:, runtime:, mode:, group: key, gem: nil, apps: nil, note: nil, placeholders: {},
+                   &command)
       @key = key
       @group = group
       @name = name
@@ -28,6 +31,7 @@ module Bench
       @runtime = runtime
       @apps = apps
       @note = note
+      @placeholders = placeholders
       @mode = mode
       @command = command
     end

@@ -21,7 +21,9 @@ module Bench
       ["<!-- #{tag}:start -->", "<!-- #{tag}:end -->"]
     end
 
-    def initialize(machine:, options:, peers:, rows:, wrk:, yjit:, interrupted: false)
+    # baseline: the run's Bench::Baseline (--baseline), or nil.
+    def initialize(machine:, options:, peers:, rows:, wrk:, yjit:, interrupted: false, baseline: nil)
+      @baseline = baseline
       @machine = machine
       @options = options
       @peers = peers
@@ -75,6 +77,12 @@ module Bench
                "round 2, and so on, each round starting one server further. So the machine's speed, " \
                "which drifts over minutes here, weighs alike on every server of a table."
       lines << "- Versions: #{versions}."
+      if @baseline
+        lines << "- Baseline: the row \"UP! @#{@baseline.short}\" is UP! at commit `#{@baseline.short}` " \
+                 "(`--baseline #{@baseline.rev}`), checked out in a temporary git worktree, its extension " \
+                 "built there with `bundle exec rake compile`, run with the same settings as the default " \
+                 "row (no `-t`) and the main Gemfile."
+      end
       lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
                "warm-up included. CPU/req: the CPU time of the server's processes (utime + stime from " \
                "/proc/PID/stat, summed over its whole process tree: master, workers, nginx's workers) " \
@@ -227,6 +235,7 @@ module Bench
         end
         out << "```\n\n"
       end
+      out << "$BASELINE: the --baseline worktree. " if @baseline
       out << "UP! runs with the main Gemfile; the peers with `BUNDLE_GEMFILE=bench/Gemfile`; on rails.ru " \
              "both with examples/rails' (`BUNDLE_WITH=bench` for Puma), in production with a database " \
              "made by `rails db:prepare`. json_api.ru gets `REDIS_URL` of a redis-server bench/run " \

@@ -141,7 +141,9 @@ module Bench
       app = Apps.fetch(row.app)
       context = Peer::Context.new(port: port, app: app.path, workers: row.workers, dir: dir, up_args: app.up_args)
       argv = row.peer.command(context)
-      row.command = argv.map { |a| a.to_s.sub(dir, "$TMP") }
+      row.command = argv.map do |a|
+        row.peer.placeholders.reduce(a.to_s.sub(dir, "$TMP")) { |text, (path, name)| text.sub(path, name) }
+      end
       server = ServerProcess.new(argv: argv, env: env_for(row.peer, row.app), chdir: @root, port: port,
                                  log_path: result_path(row, "server.log"))
       Entry.new(row: row, server: server, dir: dir, url: "http://127.0.0.1:#{port}#{app.request_path}")
