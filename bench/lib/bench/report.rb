@@ -92,7 +92,8 @@ module Bench
                "decides req/s. #{gets_text}vs UP!: req/s divided by UP!'s with default settings in the " \
                "same table. " \
                "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
-               "mode, the limit (nginx, H2O) and the peers there, with the targets issues 12 and 13 set. " \
+               "mode, the --baseline commit, the limit (nginx) and the peers there, with the targets " \
+               "issues 12, 13 and 19 set (for the load shape each was set under). " \
                "How to read the peers' rows: bench/README.md."
       lines << ""
       lines.join("\n")
@@ -160,7 +161,7 @@ module Bench
       out << "| server | mode | req/s | CPU/req | p50 | p99 | errors | vs UP! |#{" GET/req |" if redis} notes |\n"
       out << "|---|---|--:|--:|--:|--:|--:|--:|#{"--:|" if redis}---|\n"
       rows.each { |row| out << "| #{cells(row, baseline, redis).join(" | ")} |\n" }
-      out << Targets.new(app, workers, rows).markdown
+      out << Targets.new(app, workers, rows, shape: @options.load_shape).markdown
       out << "\nnginx is measured on hello.ru only; its row there is the limit.\n" unless app == "hello" || Apps.fetch(app).only
       out
     end
