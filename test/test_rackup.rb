@@ -58,7 +58,7 @@ class TestRackup < Minitest::Test
     # rackup arguments                message
     [%w[-O head_timeout=100000],      "-O head_timeout must be between 0 and 86400 seconds"],
     [%w[-O head-timeout=0],           "-O head-timeout must be between 0 and 86400 seconds"],
-    [%w[-O max_head_size=100],        "-O max_head_size must be at least 256"],
+    [%w[-O max_head_size=100],        "-O max_head_size must be between 256 and 1073741824"],
     [%w[-O max_pipeline=0],           "-O max_pipeline must be between 1 and 4294967295"],
     [%w[-O threads=abc],              '-O threads must be an integer, not "abc"'],
     [%w[-O threads],                  "-O threads must be an integer, not true"],
