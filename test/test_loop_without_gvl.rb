@@ -3,7 +3,8 @@
 # The loop's socket work runs without the GVL, and while every app thread is in the app the
 # watchdog's native thread runs it (ext/up/ruby/watchdog.c): with one app thread computing
 # for two seconds, other connections are still written to at full speed, and new ones are
-# accepted and answered by the engine.
+# accepted and answered by the engine. The same holds with --io-thread, where a native thread
+# runs the loop all the time (TestLoopOnItsOwnThread, below).
 require_relative "helper"
 require "tmpdir"
 require "fileutils"
@@ -17,7 +18,7 @@ class TestLoopWithoutGvl < Minitest::Test
   def setup
     @dir = Dir.mktmpdir
     @marker = File.join(@dir, "computing")
-    @server = CLIProcess.new("-w", "1", "-t", "1", "-b", "127.0.0.1", "-p", "0", APP,
+    @server = CLIProcess.new("-w", "1", "-t", "1", "-b", "127.0.0.1", "-p", "0", *extra_args, APP,
                              env: { "UP_TEST_MARKER" => @marker })
   end
 
@@ -60,6 +61,10 @@ class TestLoopWithoutGvl < Minitest::Test
 
   private
 
+  def extra_args
+    []
+  end
+
   def now
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
@@ -90,5 +95,13 @@ class TestLoopWithoutGvl < Minitest::Test
     deadline = now + 10
     sleep 0.01 until File.exist?(@marker) || now > deadline
     assert File.exist?(@marker), "the compute never began"
+  end
+end
+
+class TestLoopOnItsOwnThread < TestLoopWithoutGvl
+  private
+
+  def extra_args
+    ["--io-thread"]
   end
 end

@@ -55,6 +55,7 @@ class TestOptions < Minitest::Test
     ["no preload, each worker loads the app",     :preload,           false,            false],
     ["preload as the string true",                :preload,           "true",           true],
     ["early hints off, as Puma's default",        :early_hints,       false,            false],
+    ["the loop on a thread of its own",           :io_thread,         true,             true],
     ["a worker timeout of a second",              :worker_timeout,    "1",              1.0],
     ["a control token",                           :control_token,     "s3cret",         "s3cret"],
     ["a control URL on a tcp port",               :control_url,       "tcp://127.0.0.1:9293", "tcp://127.0.0.1:9293"],
@@ -116,6 +117,7 @@ class TestOptions < Minitest::Test
     ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"'],
     ["preload said as yes",                       :preload,           "yes",            '--preload must be true or false, not "yes"'],
     ["early hints said as a number",              :early_hints,       0,                "--early-hints must be true or false, not 0"],
+    ["io thread said as a word",                  :io_thread,         "yes",            "--io-thread must be true or false, not \"yes\""],
     ["a control URL without a port",              :control_url,       "tcp://127.0.0.1", '--control-url must be tcp://HOST:PORT or unix://PATH, not "tcp://127.0.0.1"'],
     ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"]
   ].freeze

@@ -106,6 +106,10 @@ module Up
           options[:early_hints] = true
         end
         o.on("--no-early-hints", "Leave rack.early_hints out of the env (Puma's default)") { options[:early_hints] = false }
+        o.on("--io-thread", "Run each worker's loop on a native thread of its own, not on the app threads") do
+          options[:io_thread] = true
+        end
+        o.on("--no-io-thread", "App threads run the loop between their requests (the default)") { options[:io_thread] = false }
         o.on("--worker-timeout SECONDS", Float, "A worker silent this long is killed and replaced (#{DEFAULTS[:worker_timeout].to_i})") do |v|
           options[:worker_timeout] = v
         end

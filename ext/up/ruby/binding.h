@@ -80,7 +80,7 @@ typedef struct up_rb_server_t {
     int loop_wanted;
     unsigned long sittings; /* since the start, for stats */
     /* A native thread runs the loop all the time and app threads only run requests (the
-     * measured alternative, UP_IO_THREAD=1; see README, Threads). */
+     * measured alternative, --io-thread; see README, Threads). */
     int io_thread_mode;
     int io_thread_started;
     pthread_t io_thread;

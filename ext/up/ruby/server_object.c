@@ -172,9 +172,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
     VALUE early_hints = opt(options, "early_hints");
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
-    /* The alternative thread model measured against the default (README, Threads). */
-    const char *io_thread = getenv("UP_IO_THREAD");
-    srv->io_thread_mode = io_thread != NULL && strcmp(io_thread, "1") == 0;
+    /* A native thread runs the loop for good (README, Threads: --io-thread). */
+    srv->io_thread_mode = RTEST(opt(options, "io_thread"));
     /* rack.errors: the server log's IO (Up::Log#io) when given; reopening the log on HUP
      * reopens that same object, so the env template keeps pointing at the right file. */
     VALUE errors = opt(options, "errors");

@@ -67,7 +67,7 @@ void up_rb_pool_publish(up_rb_server_t *srv)
     int busy = srv->num_threads > 1 ? srv->in_app >= srv->num_threads - 1
                                     : srv->in_app > 0 && srv->config.exclusive_accept;
     int hold = srv->queue_len > 0 && busy;
-    /* A native thread runs the loop for good (UP_IO_THREAD): requests wake a sleeping app
+    /* A native thread runs the loop for good (--io-thread): requests wake a sleeping app
      * thread, one per turn, only as many as the queue keeps busy. */
     if (srv->io_thread_mode && srv->queue_len > 0 && srv->sleepers > srv->promoted) {
         srv->promoted++;
@@ -379,7 +379,7 @@ static void main_wait_unblock(void *arg)
 
 /* ---------------------------------------------------------------- the native loop thread */
 
-/* UP_IO_THREAD's loop thread: holds the loop for good and runs turns, never the GVL. */
+/* --io-thread's loop thread: holds the loop for good and runs turns, never the GVL. */
 static void *io_thread_main(void *arg)
 {
     up_rb_server_t *srv = arg;
