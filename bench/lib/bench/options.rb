@@ -101,7 +101,7 @@ module Bench
           @warmup = 1
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
-             "up_thread, up_threads, up_node, node_http (node: both), agoo, falcon, iodine, itsi,",
+             "up_thread, up_io_thread, up_threads, up_node, node_http (node: both), agoo, falcon, iodine, itsi,",
              "puma_thread, puma, unicorn,",
              "nginx, h2o; puma is both puma rows)") { |v| @only = v }
         o.on("--apps LIST", Array, "Apps (#{Apps.defaults.join(",")} unless given; also",

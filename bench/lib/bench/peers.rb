@@ -52,6 +52,12 @@ module Bench
                mode: ->(w) { "#{workers(w)} × 1 thread (`-t 1`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}] + c.up_args.to_a
       end,
+      # One app thread beside a native thread that runs the loop for good (--io-thread).
+      Peer.new(key: "up_io_thread", group: "up", name: "UP!", runtime: :up,
+               mode: ->(w) { "#{workers(w)} × 1 thread, `--io-thread -t 1`" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} --io-thread -t 1 #{c.app}] +
+          c.up_args.to_a
+      end,
       Peer.new(key: "up_threads", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)} × #{THREADS} threads (`-t #{THREADS}`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}] +
