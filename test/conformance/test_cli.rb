@@ -33,7 +33,7 @@ class TestConformanceCLI < ConformanceTest
     %w[--port abc] => "invalid argument: --port abc",
     %w[-p 65536] => "--port must be between 0 and 65535",
     %w[--head-timeout 100000] => "--head-timeout must be between 0 and 86400 seconds",
-    %w[--max-head-size 100] => "--max-head-size must be at least 256"
+    %w[--max-head-size 100] => "--max-head-size must be between 256 and 1073741824"
   }.freeze
 
   USAGE_ERRORS.each do |argv, message|
