@@ -50,6 +50,7 @@ typedef struct app_t {
     stream_t *stream;   /* "/stream" lends the exchange to this thread */
     int echo_closes;    /* on_close calls of the echo protocol */
     size_t echoed;
+    up_conn_t *lent;    /* "/lend" lends the exchange and leaves it here */
 } app_t;
 
 static app_t app;
@@ -185,6 +186,10 @@ static up_request_result_t app_on_request(up_conn_t *conn, void *user)
         a->stream->conn = conn;
         a->stream->started = 1;
         pthread_create(&a->stream->thread, NULL, stream_run, a->stream);
+        return UP_REQUEST_DEFERRED;
+    }
+    if (path_is(conn, "/lend")) {
+        a->lent = conn;
         return UP_REQUEST_DEFERRED;
     }
     if (path_is(conn, "/close-now")) {
@@ -782,6 +787,39 @@ static int stream_at_hold(void *arg)
     return atomic_load(&((stream_t *)arg)->at_hold);
 }
 
+static int lent_seen(void *arg)
+{
+    return ((app_t *)arg)->lent != NULL;
+}
+
+/* A thread that posts output for a connection broken meanwhile (here a forced close while the
+ * exchange is lent) may still put it first on the post list: the loop must then be told, or
+ * every connection posted after it waits for some other wake-up. */
+static void test_post_to_a_broken_connection_still_asks_for_the_wake_up(void)
+{
+    harness_t h;
+    start(&h, NULL);
+    client_t c;
+    client_open(&h, &c, "GET /lend HTTP/1.1\r\n" HOST "\r\n", 0);
+    CHECK(harness_wait(&h, lent_seen, &app, HARNESS_TIMEOUT_MS), "the exchange is lent");
+    up_conn_t *conn = app.lent;
+    up_server_close_all(h.server);
+    CHECK(atomic_load(&conn->broken), "a close while lent breaks the exchange");
+    up_response_start(conn, 200);
+    up_response_end_head(conn, 0);
+    up_response_finish(conn);
+    int wake = up_conn_post(conn);
+    CHECK(wake == 1, "the first post on an empty list asks for the wake-up: %d", wake);
+    if (wake > 0)
+        up_loop_wake(h.loop);
+    up_conn_resume(conn);
+    up_loop_wake(h.loop);
+    CHECK(harness_wait(&h, no_conns, &h, HARNESS_TIMEOUT_MS), "closed once given back");
+    app.lent = NULL;
+    harness_stop(&h);
+    client_close(&c);
+}
+
 static void test_client_leaving_while_lent_breaks_the_exchange(void)
 {
     harness_t h;
@@ -1115,6 +1153,7 @@ int main(void)
     test_lent_exchange_streams_under_back_pressure();
     test_lent_exchange_given_back_with_its_whole_response();
     test_client_leaving_while_lent_breaks_the_exchange();
+    test_post_to_a_broken_connection_still_asks_for_the_wake_up();
     test_idle_and_slow_connections_time_out();
     test_silent_connection_times_out();
     test_pipelining_client_cannot_grow_the_read_buffer();

@@ -384,21 +384,10 @@ int up_conn_send(up_conn_t *conn)
         up_conn_flush(conn);
         return atomic_load(&conn->broken) ? -1 : 0;
     }
-    uint64_t n = conn->_staged.bytes;
-    int wake = 0;
-    pthread_mutex_lock(&server->post_lock);
-    int closed = conn->_post_closed;
-    if (!closed) {
-        up_outq_splice(&conn->_posted, &conn->_staged);
-        atomic_fetch_add(&conn->_backlog, n);
-        wake = enlist_locked(conn);
-    }
-    pthread_mutex_unlock(&server->post_lock);
-    if (closed)
-        up_outq_clear(&conn->_staged, &server->pool);
-    if (wake)
+    int wake = up_conn_post(conn);
+    if (wake > 0)
         up_loop_wake(server->loop);
-    return closed || atomic_load(&conn->broken) ? -1 : 0;
+    return wake < 0 || atomic_load(&conn->broken) ? -1 : 0;
 }
 
 int up_conn_post(up_conn_t *conn)
@@ -418,7 +407,8 @@ int up_conn_post(up_conn_t *conn)
         up_outq_clear(&conn->_staged, &server->pool);
         return -1;
     }
-    return atomic_load(&conn->broken) ? -1 : wake;
+    /* Broken or not, conn may now head the post list: the wake-up is owed either way. */
+    return wake;
 }
 
 void up_conn_resume(up_conn_t *conn)

@@ -121,7 +121,9 @@ int up_conn_send(up_conn_t *conn);
 /* Hands conn->_staged to the loop for its next turn, without waking it: for a thread that
  * will run a turn itself if it can (the hand-over orders this thread's output before another
  * thread stages more). Returns 1 when the loop must be woken (up_loop_wake) if the caller
- * runs no turn, 0 when a wake-up is on its way or not needed, -1 when the client is gone. */
+ * runs no turn, 0 when a wake-up is on its way or not needed, -1 when the connection is closed
+ * (nothing was posted). A broken connection is posted to all the same (its exchange is still
+ * lent): the caller reads conn->broken to stop producing. */
 int up_conn_post(up_conn_t *conn);
 /* Gives a lent exchange back to the loop thread (with whatever is still staged). */
 void up_conn_resume(up_conn_t *conn);
