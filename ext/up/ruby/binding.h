@@ -82,7 +82,6 @@ typedef struct up_rb_server_t {
     /* A native thread runs the loop all the time and app threads only run requests (the
      * measured alternative, --io-thread; see README, Threads). */
     int io_thread_mode;
-    int io_thread_started;
     pthread_t io_thread;
     /* Requests waiting for an app thread; linked through conn->user. Under queue_lock. */
     pthread_mutex_t queue_lock;
@@ -163,6 +162,13 @@ int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn);
  * this producer only). */
 int up_rb_send(up_rb_server_t *srv, up_conn_t *conn);
 
+/* App threads not asleep waiting to be promoted, counting those promoted and not yet up;
+ * queue_lock held. */
+static inline int up_rb_awake_threads(const up_rb_server_t *srv)
+{
+    return srv->num_threads - srv->sleepers + srv->promoted;
+}
+
 static inline int up_rb_on_loop_thread(up_conn_t *conn)
 {
     return up_loop_is_loop_thread(conn->server->loop);
@@ -207,7 +213,10 @@ int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn);
  * trylock: a thread that holds the GVL must never wait for a loop owner. */
 int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg);
 
-/* Wakes the thread in Server#run. */
+/* Wakes the thread in Server#run (wake_main_thread: only it; pool_wake_main: the sleeping app
+ * threads too, which then look at srv->finished). Any thread, and a signal handler for the
+ * first. */
+void up_rb_wake_main_thread(up_rb_server_t *srv);
 void up_rb_pool_wake_main(up_rb_server_t *srv);
 
 /* The watchdog (watchdog.c): a native thread that promotes another app thread to run the loop

@@ -294,7 +294,7 @@ static VALUE Server_stats(VALUE self)
     up_rb_server_t *srv = get(self);
     pthread_mutex_lock(&srv->queue_lock);
     int backlog = srv->queue_len, busy = srv->in_app;
-    int awake = srv->running ? srv->num_threads - srv->sleepers + srv->promoted : 0;
+    int awake = srv->running ? up_rb_awake_threads(srv) : 0;
     unsigned long promotions = srv->promotions, demotions = srv->demotions;
     unsigned long sittings = srv->sittings;
     pthread_mutex_unlock(&srv->queue_lock);

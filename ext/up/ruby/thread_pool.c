@@ -234,7 +234,7 @@ static void *sleep_nogvl(void *arg)
     sleep_t *s = arg;
     up_rb_server_t *srv = s->srv;
     pthread_mutex_lock(&srv->queue_lock);
-    if (s->want_loop && srv->sitting && !srv->io_thread_mode) {
+    if (s->want_loop && srv->sitting) {
         /* The watchdog runs the loop because every thread was in the app: this one is free
          * now and takes the loop back (the watchdog gives it with a promotion). */
         srv->loop_wanted++;
@@ -345,12 +345,17 @@ int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
 
 /* ---------------------------------------------------------------- running */
 
-void up_rb_pool_wake_main(up_rb_server_t *srv)
+void up_rb_wake_main_thread(up_rb_server_t *srv)
 {
     uint64_t one = 1;
     /* An eventfd write: safe from a signal handler too (see supervise). */
-    if (write(srv->main_wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-        return;
+    if (write(srv->main_wake_fd, &one, sizeof(one)) < 0)
+        return; /* EAGAIN: a wake-up is pending already */
+}
+
+void up_rb_pool_wake_main(up_rb_server_t *srv)
+{
+    up_rb_wake_main_thread(srv);
     pthread_mutex_lock(&srv->queue_lock);
     pthread_cond_broadcast(&srv->queue_cond);
     pthread_mutex_unlock(&srv->queue_lock);
@@ -372,9 +377,7 @@ static void *main_wait_nogvl(void *arg)
 
 static void main_wait_unblock(void *arg)
 {
-    uint64_t one = 1;
-    if (write(((up_rb_server_t *)arg)->main_wake_fd, &one, sizeof(one)) < 0)
-        return; /* EAGAIN: a wake-up is pending already */
+    up_rb_wake_main_thread(arg);
 }
 
 /* ---------------------------------------------------------------- the native loop thread */
@@ -400,17 +403,15 @@ static void start_io_thread(up_rb_server_t *srv)
         srv->io_thread_mode = 0;
         rb_sys_fail("starting the loop's thread");
     }
-    srv->io_thread_started = 1;
 }
 
 /* finished is set: the thread's next turn ends it. */
 static void stop_io_thread(up_rb_server_t *srv)
 {
-    if (!srv->io_thread_started)
-        return;
+    if (!srv->io_thread_mode)
+        return; /* none, or it failed to start (start_io_thread runs first, always) */
     up_loop_wake(srv->loop);
     pthread_join(srv->io_thread, NULL);
-    srv->io_thread_started = 0;
 }
 
 /* A grace past the deadline for the threads to notice it themselves before they are made to. */

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
 #include "binding.h"
 
@@ -39,11 +38,7 @@ void up_rb_on_log(const char *message, void *user)
     else
         q->dropped++;
     pthread_mutex_unlock(&q->lock);
-    uint64_t one = 1;
-    /* Only the main thread's eventfd: the app threads have nothing to do with it. EAGAIN means
-     * a wake-up is pending already. */
-    if (write(srv->main_wake_fd, &one, sizeof(one)) < 0)
-        return;
+    up_rb_wake_main_thread(srv); /* the main thread alone: the app threads have no part in it */
 }
 
 static VALUE log_line(VALUE arg)

@@ -177,8 +177,8 @@ static void demote(up_rb_server_t *srv, watch_t *w, uint64_t now)
  * held. trylock, as everywhere: app threads take queue_lock while they hold the loop. */
 static void sit_down_if_needed(up_rb_server_t *srv, watch_t *w, uint64_t now)
 {
-    int awake = srv->num_threads - srv->sleepers + srv->promoted;
-    if (srv->sitting || srv->io_thread_mode || srv->in_app == 0 || srv->in_app < awake ||
+    int awake = up_rb_awake_threads(srv);
+    if (srv->sitting || srv->in_app == 0 || srv->in_app < awake ||
         now - w->last_progress < STUCK_NS || atomic_load(&srv->finished))
         return;
     if (pthread_mutex_trylock(&srv->loop_lock) != 0)
@@ -192,7 +192,7 @@ static void sit_down_if_needed(up_rb_server_t *srv, watch_t *w, uint64_t now)
  * asleep) any, is promoted to take it, so the loop and the queue always have someone. */
 static void stand_up(up_rb_server_t *srv)
 {
-    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    int awake = up_rb_awake_threads(srv);
     if ((srv->loop_wanted > 0 || awake == 0) && srv->sleepers > srv->promoted) {
         srv->promoted++;
         pthread_cond_signal(&srv->queue_cond);
@@ -210,7 +210,7 @@ static void sitting_turn(up_rb_server_t *srv, long period_ns)
     pthread_mutex_unlock(&srv->queue_lock);
     up_rb_turn(srv, (int)(period_ns / 1000000));
     pthread_mutex_lock(&srv->queue_lock);
-    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    int awake = up_rb_awake_threads(srv);
     if (srv->loop_wanted > 0 || awake == 0 || atomic_load(&srv->finished))
         stand_up(srv);
 }
@@ -220,7 +220,7 @@ static void sitting_turn(up_rb_server_t *srv, long period_ns)
 static int watch(up_rb_server_t *srv, watch_t *w, uint64_t now)
 {
     unsigned long completed = atomic_load(&srv->completed);
-    int awake = srv->num_threads - srv->sleepers + srv->promoted;
+    int awake = up_rb_awake_threads(srv);
     int starved = srv->queue_len > 0 || srv->in_app >= awake;
     int can_promote = srv->sleepers > srv->promoted;
     int progress = completed != w->last_completed || srv->in_app == 0 || !starved;
