@@ -203,12 +203,13 @@ static void stand_up(up_rb_server_t *srv)
     pthread_mutex_unlock(&srv->loop_lock);
 }
 
-/* One turn of the loop while sitting; queue_lock held, and released during the turn (a turn
- * takes it to queue requests). Stands up when an app thread wants the loop back. */
-static void sitting_turn(up_rb_server_t *srv, long period_ns)
+/* One turn of the loop while sitting, waiting at most wait_ns for events; queue_lock held, and
+ * released during the turn (a turn takes it to queue requests). Stands up when an app thread
+ * wants the loop back. */
+static void sitting_turn(up_rb_server_t *srv, uint64_t wait_ns)
 {
     pthread_mutex_unlock(&srv->queue_lock);
-    up_rb_turn(srv, (int)(period_ns / 1000000));
+    up_rb_turn(srv, (int)((wait_ns + 999999) / 1000000));
     pthread_mutex_lock(&srv->queue_lock);
     int awake = up_rb_awake_threads(srv);
     if (srv->loop_wanted > 0 || awake == 0 || atomic_load(&srv->finished))
@@ -263,11 +264,17 @@ static void *watchdog_main(void *arg)
     uint64_t start = up_rb_now_ns();
     watch_t w = {0, start, 0, start, 0, DEMOTE_NS, 0};
     long period = IDLE_PERIOD_NS;
+    uint64_t next_look = 0;
     int idle_looks = 0;
     pthread_mutex_lock(&srv->queue_lock);
     while (srv->watchdog_running) {
         if (srv->sitting) {
-            sitting_turn(srv, period);
+            uint64_t now = up_rb_now_ns();
+            sitting_turn(srv, next_look > now ? next_look - now : 0);
+            /* A turn ends at its first events: the looks (a read of /proc per thread in the
+             * app) keep their period rather than follow every turn. */
+            if (srv->sitting && up_rb_now_ns() < next_look)
+                continue;
         } else if (idle_looks >= IDLE_LOOKS) {
             srv->watchdog_asleep = 1;
             pthread_cond_wait(&srv->watchdog_cond, &srv->queue_lock);
@@ -293,6 +300,7 @@ static void *watchdog_main(void *arg)
             period = ACTIVE_PERIOD_NS;
         else if (period < QUIET_PERIOD_NS)
             period *= 2;
+        next_look = now + (uint64_t)period;
     }
     if (srv->sitting)
         stand_up(srv);
