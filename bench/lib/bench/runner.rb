@@ -8,6 +8,7 @@ require_relative "apps"
 require_relative "proc_fs"
 require_relative "server_process"
 require_relative "setup"
+require_relative "tally"
 require_relative "wrk"
 
 module Bench
@@ -22,42 +23,30 @@ module Bench
     # nothing, or it exited) or :not_installed; nil until its first measured run. reason then
     # says why ("failed to start: ..."). result: the median of its runs so far (Wrk::Result).
     # errors: every error wrk counted over all its runs, warm-up included. command: the argv
-    # that started it, on port. cpu_seconds and cpu_requests: the CPU time its processes used
-    # during its measured runs (not the warm-up), and the requests wrk counted in those runs,
-    # summed over the runs where both readings of /proc succeeded. redis_gets and
-    # redis_answered (json_api only): the GETs Redis served during its measured runs and the
-    # successful (2xx/3xx) responses wrk counted in them, over the runs where Redis answered
-    # both INFO commands.
+    # that started it, on port. cpu (a Tally): the CPU seconds its processes used during its
+    # measured runs (not the warm-up) against the requests wrk counted in those runs, over the
+    # runs where both readings of /proc succeeded. redis_gets (a Tally, json_api only): the
+    # GETs Redis served during its measured runs against the successful (2xx/3xx) responses wrk
+    # counted in them, over the runs where Redis answered both INFO commands.
     Row = Struct.new(:peer, :app, :workers, :status, :reason, :result, :runs, :errors, :notes,
-                     :command, :port, :cpu_seconds, :cpu_requests, :redis_gets, :redis_answered,
-                     keyword_init: true) do
+                     :command, :port, :cpu, :redis_gets, keyword_init: true) do
+      def initialize(**fields)
+        super(cpu: Tally.new, redis_gets: Tally.new, **fields)
+      end
+
       def ok?
         status == :ok
       end
 
-      def add_cpu(seconds, requests)
-        self.cpu_seconds = cpu_seconds.to_f + seconds
-        self.cpu_requests = cpu_requests.to_i + requests
-      end
-
       # CPU microseconds per request over all its measured runs, or nil when none was read.
       def cpu_us_per_request
-        return nil unless cpu_requests&.positive?
-
-        cpu_seconds * 1_000_000 / cpu_requests
-      end
-
-      def add_redis(gets, answered)
-        self.redis_gets = redis_gets.to_i + gets
-        self.redis_answered = redis_answered.to_i + answered
+        cpu.per&.*(1_000_000)
       end
 
       # Redis GETs per successful response over its measured runs (1.00 for a server that does
       # what json_api asks), or nil when not counted.
       def redis_gets_per_answer
-        return nil unless redis_answered&.positive?
-
-        redis_gets.fdiv(redis_answered)
+        redis_gets.per
       end
 
       def failed?
@@ -176,9 +165,9 @@ module Bench
       end
       if result
         after = cpu && cpu_seconds(entry)
-        row.add_cpu(after - cpu, result.requests) if after
+        row.cpu.add(after - cpu, result.requests) if after
         gets_after = gets && redis_get_calls(row)
-        row.add_redis(gets_after - gets, result.requests - result.non_2xx_3xx) if gets_after
+        row.redis_gets.add(gets_after - gets, result.requests - result.non_2xx_3xx) if gets_after
         row.runs << result
         # The lower median when the number of runs is even.
         row.result = row.runs.sort_by(&:requests_per_sec)[(row.runs.size - 1) / 2]
