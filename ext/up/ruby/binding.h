@@ -83,6 +83,11 @@ typedef struct up_rb_server_t {
      * measured alternative, --io-thread; see README, Threads). */
     int io_thread_mode;
     pthread_t io_thread;
+    /* The watchdog may read each app thread's /proc/self/task/TID/syscall to tell a call that
+     * waits for IO from one that computes (watchdog.c). That needs one native thread per Ruby
+     * thread, which Ruby's M:N threads (3.3+, RUBY_MN_THREADS=1) do not give: then every call
+     * counts as waiting, the safe side. */
+    int thread_looks;
     /* Requests waiting for an app thread; linked through conn->user. Under queue_lock. */
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
+#include <ruby/version.h>
 #include "binding.h"
 
 static VALUE cServer, eListenError;
@@ -104,6 +105,18 @@ static VALUE opt(VALUE options, const char *name)
     return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qnil);
 }
 
+/* Whether Ruby runs its threads M:N on fewer native threads: since 3.3, on the main Ractor only
+ * when RUBY_MN_THREADS=1 is set at boot. */
+static int mn_threads(void)
+{
+#if RUBY_API_VERSION_CODE >= 30300
+    const char *mn = getenv("RUBY_MN_THREADS");
+    return mn != NULL && strcmp(mn, "1") == 0;
+#else
+    return 0;
+#endif
+}
+
 static uint64_t opt_u64(VALUE options, const char *name, uint64_t fallback)
 {
     VALUE v = opt(options, name);
@@ -174,6 +187,9 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
     /* A native thread runs the loop for good (README, Threads: --io-thread). */
     srv->io_thread_mode = RTEST(opt(options, "io_thread"));
+    /* thread_looks: false is what M:N threads get, for the tests of that way. */
+    VALUE looks = opt(options, "thread_looks");
+    srv->thread_looks = (NIL_P(looks) || RTEST(looks)) && !mn_threads();
     /* rack.errors: the server log's IO (Up::Log#io) when given; reopening the log on HUP
      * reopens that same object, so the env template keeps pointing at the right file. */
     VALUE errors = opt(options, "errors");

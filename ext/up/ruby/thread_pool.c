@@ -260,9 +260,12 @@ static void sleep_unblock(void *arg)
     pthread_mutex_unlock(&s->srv->queue_lock);
 }
 
-/* Lets the watchdog tell this thread running from waiting for IO or for a lock. */
+/* Lets the watchdog tell this thread running from waiting for IO or for a lock, where a Ruby
+ * thread is a native thread (srv->thread_looks). */
 static void open_syscall(up_rb_app_thread_t *self)
 {
+    if (!self->srv->thread_looks)
+        return;
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", (long)syscall(SYS_gettid));
     self->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
