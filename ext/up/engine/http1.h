@@ -76,6 +76,7 @@ typedef struct up_http1_exchange_t {
 typedef struct up_http1_t {
     up_http1_state_t state;
     unsigned queued;       /* responses queued since the output last drained */
+    int close_requested;   /* another thread asked for a close: no request after this one */
     up_buffer_t exchange;  /* holds the up_http1_exchange_t while a request is under way */
 } up_http1_t;
 

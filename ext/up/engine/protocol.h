@@ -14,19 +14,26 @@ typedef struct up_protocol_t {
     const char *name;
     /* New bytes are in conn->_rbuf from conn->_rpos, or conn->eof is newly set. The protocol
      * moves _rpos past what it has consumed. The connection reads while the protocol wants
-     * input (up_conn_want_read) and grows _rbuf when it is full: a protocol that cannot take
+     * input (up_conn_loop_want_read) and grows _rbuf when it is full: a protocol that cannot take
      * more yet must stop wanting input, or a client could make the server buffer without
-     * bound. Likewise it arms its own timer (up_conn_set_timer): a connection has none after
+     * bound. Likewise it arms its own timer (up_conn_loop_set_timer): a connection has none after
      * a switch. */
     void (*on_read)(up_conn_t *conn);
+    /* The connection speaks this protocol from now on (up_conn_loop_switch_protocol, on the
+     * loop thread, before any on_read): input is wanted and no timer is set until this sets
+     * one. */
+    void (*on_start)(up_conn_t *conn);
     /* The output queue became empty: a producer that was told to wait may go on. */
     void (*on_drained)(up_conn_t *conn);
-    /* A thread that had the connection (up_conn_resume) handed it back. */
+    /* A thread that had the connection (up_conn_lent_return) handed it back. */
     void (*on_resume)(up_conn_t *conn);
     /* The timer the protocol armed with up_conn_set_timer expired. */
     void (*on_timeout)(up_conn_t *conn);
     /* The server begins a graceful stop: finish what is under way, then close. */
     void (*on_stop)(up_conn_t *conn);
+    /* Another thread asked for a close (up_conn_any_request_close), behind what it posted:
+     * close the protocol's way (a WebSocket's close handshake). */
+    void (*on_close_request)(up_conn_t *conn);
     /* The connection is being closed, for whatever reason: release what the protocol holds.
      * No callback follows. */
     void (*on_close)(up_conn_t *conn);

@@ -307,7 +307,7 @@ static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
     up_response_state_t *res = conn->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
-    if (atomic_load(&conn->broken))
+    if (up_conn_any_broken(conn))
         return UP_RESPONSE_E_CLIENT_GONE;
     switch (res->framing) {
     case UP_FRAMING_NONE:
@@ -423,13 +423,13 @@ static void mark_posted(up_conn_t *conn)
 int up_response_send(up_conn_t *conn)
 {
     mark_posted(conn);
-    return up_conn_send(conn);
+    return up_conn_lent_send(conn);
 }
 
 int up_response_post(up_conn_t *conn)
 {
     mark_posted(conn);
-    return up_conn_post(conn);
+    return up_conn_lent_post(conn);
 }
 
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)

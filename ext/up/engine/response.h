@@ -51,11 +51,11 @@ up_response_error_t up_response_finish(up_conn_t *conn);
  * be on the wire: the connection is then marked to close after what is queued. */
 int up_response_rollback(up_conn_t *conn);
 
-/* Hands what is staged to the loop now (a streamed part, early hints): see up_conn_send.
+/* Hands what is staged to the loop now (a streamed part, early hints): see up_conn_lent_send.
  * Returns 0, or -1 when the client is gone. */
 int up_response_send(up_conn_t *conn);
 
-/* The same without waking the loop (see up_conn_post): returns 1 when the caller must wake
+/* The same without waking the loop (see up_conn_lent_post): returns 1 when the caller must wake
  * it unless it runs a turn itself, 0 when not, -1 when the client is gone. */
 int up_response_post(up_conn_t *conn);
 

@@ -18,7 +18,7 @@ static VALUE eClientDisconnected, eInvalidResponse;
 /* Without the GVL: the loop's owner writes what was posted. */
 static void *write_posted(void *srv)
 {
-    up_conn_take_posted(((up_rb_server_t *)srv)->server);
+    up_conn_loop_take_mail(((up_rb_server_t *)srv)->server);
     return NULL;
 }
 
@@ -32,14 +32,14 @@ int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn)
         return -1;
     if (!up_rb_with_loop(srv, write_posted, srv) && wake)
         up_loop_wake(srv->loop);
-    return atomic_load(&conn->broken) ? -1 : 0;
+    return up_conn_any_broken(conn) ? -1 : 0;
 }
 
 int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
 {
     if (up_rb_hand_over(srv, conn) != 0)
         return -1;
-    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT)
+    if (up_conn_any_backlog(conn) <= UP_CONN_BACKLOG_LIMIT)
         return 0;
     /* Back-pressure on this producer only. */
     return up_rb_pool_wait_drain(srv, conn);
@@ -368,7 +368,7 @@ VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALU
         return Qnil;
     if (!rb_obj_is_kind_of(err, eClientDisconnected))
         up_rb_report(srv, err, env);
-    if (up_response_rollback(conn) && !atomic_load(&conn->broken)) {
+    if (up_response_rollback(conn) && !up_conn_any_broken(conn)) {
         int is_invalid = rb_obj_is_kind_of(err, eInvalidResponse);
         up_response_send_simple(conn, 500,
                                 is_invalid ? "Internal Server Error: the app's response was invalid"

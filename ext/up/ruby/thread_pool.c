@@ -191,8 +191,8 @@ static VALUE run_job(VALUE arg)
 static void *give_back_nogvl(void *arg)
 {
     job_t *job = arg;
-    up_conn_resume_here(job->conn);
-    up_conn_take_posted(job->srv->server);
+    up_conn_lent_return_here(job->conn);
+    up_conn_loop_take_mail(job->srv->server);
     up_rb_pool_publish(job->srv);
     return NULL;
 }
@@ -209,7 +209,7 @@ static VALUE hand_back(VALUE arg)
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
     if (!up_rb_with_loop(srv, give_back_nogvl, job))
-        up_conn_resume(job->conn);
+        up_conn_lent_return(job->conn);
     return Qnil;
 }
 
@@ -313,7 +313,7 @@ typedef struct drain_t {
 static void *drain_nogvl(void *arg)
 {
     drain_t *d = arg;
-    return (void *)(intptr_t)up_conn_wait_backlog(d->conn, UP_CONN_BACKLOG_LIMIT / 2,
+    return (void *)(intptr_t)up_conn_any_wait_backlog(d->conn, UP_CONN_BACKLOG_LIMIT / 2,
                                                   &d->cancelled);
 }
 
@@ -321,7 +321,7 @@ static void drain_unblock(void *arg)
 {
     drain_t *d = arg;
     atomic_store(&d->cancelled, 1);
-    up_conn_cancel_wait(d->conn);
+    up_conn_any_cancel_waits(d->conn);
 }
 
 static void *drain_turn_nogvl(void *arg)
@@ -332,7 +332,7 @@ static void *drain_turn_nogvl(void *arg)
 
 int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
 {
-    while (up_conn_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !atomic_load(&conn->broken)) {
+    while (up_conn_any_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !up_conn_any_broken(conn)) {
         /* The socket is written by whoever runs the loop: when nobody does, this thread
          * does, and its turns only queue what they find (no app call nests here). */
         if (!up_rb_with_loop(srv, drain_turn_nogvl, srv)) {
@@ -343,7 +343,7 @@ int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
         if (atomic_load(&srv->finished))
             break;
     }
-    return atomic_load(&conn->broken) ? -1 : 0;
+    return up_conn_any_broken(conn) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- running */
