@@ -158,6 +158,7 @@ static const up_protocol_t echo_protocol = {
     .on_timeout = up_conn_loop_close,
     .on_stop = up_conn_loop_close,
     .on_close_request = up_conn_loop_close,
+    .on_notify = echo_on_nothing,
     .on_close = echo_on_close,
 };
 

@@ -82,6 +82,7 @@ static const up_protocol_t sink_protocol = {
     .on_timeout = sink_on_timeout,
     .on_stop = up_conn_loop_close,
     .on_close_request = sink_on_close_request,
+    .on_notify = sink_on_nothing,
     .on_close = sink_on_close,
 };
 

@@ -75,6 +75,8 @@ up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listene
 static void conn_free(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
+    if (conn->protocol->on_free != NULL)
+        conn->protocol->on_free(conn);
     up_buffer_pool_t *pool = &server->pool;
     up_outq_clear(&conn->_staged, pool);
     up_outq_clear(&conn->_mail, pool);
@@ -103,16 +105,15 @@ static void conn_on_closed(up_watcher_t *w, unsigned revents)
     up_conn_release((up_conn_t *)w);
 }
 
-/* Wakes the threads waiting on conn's backlog whose bound it now meets, or every one when
- * all is true (the connection broke, or a waiter was cancelled). */
-static void wake_waiters(up_conn_t *conn, int all)
+/* Wakes the threads waiting on conn's backlog whose bound it now meets. */
+static void wake_waiters(up_conn_t *conn)
 {
     if (atomic_load(&conn->_num_waiters) == 0)
         return;
     pthread_mutex_lock(&conn->_mail_lock);
     uint64_t backlog = atomic_load(&conn->_backlog);
     for (up_conn_waiter_t *w = conn->_waiters; w != NULL; w = w->next) {
-        if (all || backlog <= w->max_bytes)
+        if (backlog <= w->max_bytes)
             pthread_cond_signal(&w->cond);
     }
     pthread_mutex_unlock(&conn->_mail_lock);
@@ -247,7 +248,7 @@ static int write_out(up_conn_t *conn)
         if (conn->_timer_kind == UP_TIMER_WRITE)
             conn->_timer_kind = UP_TIMER_NONE; /* progress: the write timer starts again */
         /* Producers wait for the backlog to fall below a limit, not for it to empty. */
-        wake_waiters(conn, 0);
+        wake_waiters(conn);
     }
     return up_outq_empty(&conn->_out);
 }
@@ -456,11 +457,19 @@ static int enlist_locked(up_conn_t *conn)
     return head == NULL;
 }
 
+/* Whether a thread other than the loop's may still hand the connection output: not once it
+ * closes or is closing, since what the protocol wrote last (a WebSocket's Close) is final. A
+ * lent exchange's borrower may post until it returns the exchange. */
+static int takes_output(up_conn_state_t state)
+{
+    return state == UP_CONN_OPEN || state == UP_CONN_LENT || state == UP_CONN_LENT_BROKEN;
+}
+
 /* Moves *out into the mail; _mail_lock held. Returns what enlist_locked does, or -1 when conn
- * is closed (out is left as it was). */
+ * takes no more output (out is left as it was). */
 static int post_locked(up_conn_t *conn, up_outq_t *out)
 {
-    if (state_of(conn) == UP_CONN_CLOSED)
+    if (!takes_output(state_of(conn)))
         return -1;
     atomic_fetch_add(&conn->_backlog, out->bytes);
     up_outq_splice(&conn->_mail, out);
@@ -529,18 +538,30 @@ int up_conn_any_post(up_conn_t *conn, up_outq_t *out)
     return wake < 0 ? -1 : 0;
 }
 
-int up_conn_any_request_close(up_conn_t *conn)
+/* Sets a mail flag and enlists conn, waking the loop under the lock (see up_conn_any_post).
+ * Returns 0, or -1 when conn is closed. */
+static int flag_mail(up_conn_t *conn, unsigned flag)
 {
     pthread_mutex_lock(&conn->_mail_lock);
     int wake = -1;
     if (state_of(conn) != UP_CONN_CLOSED) {
-        conn->_mail_flags |= UP_CONN_MAIL_CLOSE;
+        conn->_mail_flags |= flag;
         wake = enlist_locked(conn);
         if (wake > 0)
             up_loop_wake(conn->server->loop);
     }
     pthread_mutex_unlock(&conn->_mail_lock);
     return wake < 0 ? -1 : 0;
+}
+
+int up_conn_any_request_close(up_conn_t *conn)
+{
+    return flag_mail(conn, UP_CONN_MAIL_CLOSE);
+}
+
+int up_conn_any_notify(up_conn_t *conn)
+{
+    return flag_mail(conn, UP_CONN_MAIL_NOTIFY);
 }
 
 uint64_t up_conn_any_backlog(const up_conn_t *conn)
@@ -591,7 +612,14 @@ static void take_one(up_conn_t *conn)
         up_outq_clear(&mail, &conn->server->pool);
         return;
     }
-    up_outq_splice(&conn->_out, &mail);
+    if (takes_output(state_of(conn))) {
+        up_outq_splice(&conn->_out, &mail);
+    } else {
+        /* Posted before the protocol closed its output, taken after: dropped, uncounted. */
+        atomic_fetch_sub(&conn->_backlog, mail.bytes);
+        up_outq_clear(&mail, &conn->server->pool);
+        wake_waiters(conn);
+    }
     if (flags & UP_CONN_MAIL_RETURNED) {
         if (up_conn_loop_reclaim(conn) != 0)
             return;
@@ -599,6 +627,8 @@ static void take_one(up_conn_t *conn)
         up_conn_loop_commit(conn);
         conn->protocol->on_resume(conn);
     }
+    if ((flags & UP_CONN_MAIL_NOTIFY) && state_of(conn) != UP_CONN_CLOSED)
+        conn->protocol->on_notify(conn);
     if ((flags & UP_CONN_MAIL_CLOSE) && state_of(conn) != UP_CONN_CLOSED)
         conn->protocol->on_close_request(conn);
     up_conn_loop_update(conn);

@@ -77,6 +77,7 @@ typedef enum up_conn_state_t {
 /* Mail flags: what other threads asked of the loop besides output (under _mail_lock). */
 #define UP_CONN_MAIL_RETURNED 1u /* the borrower returned the exchange */
 #define UP_CONN_MAIL_CLOSE 2u    /* close after what is queued (the protocol's way) */
+#define UP_CONN_MAIL_NOTIFY 4u   /* the protocol has news from another thread (on_notify) */
 
 /* A thread waiting for a connection's backlog to shrink (up_conn_any_wait_backlog); lives on
  * the waiter's stack, linked under _mail_lock. */
@@ -212,9 +213,14 @@ up_conn_state_t up_conn_any_state(const up_conn_t *conn);
 int up_conn_any_broken(const up_conn_t *conn);
 /* Hands *out (output built by this thread: whole frames, events) to the loop, behind what was
  * posted before, and wakes the loop if it needs it. For a connection that is not lent (a
- * WebSocket, an event stream). Returns 0, or -1 when the connection is closed (out is cleared
- * either way). */
+ * WebSocket, an event stream). Returns 0, or -1 when the connection is closed or closing
+ * (FLUSHING, LINGERING: its output is final, a WebSocket's Close frame sent) and out was
+ * cleared. */
 int up_conn_any_post(up_conn_t *conn, up_outq_t *out);
+/* Tells the protocol, on the loop thread, that something it shares with other threads changed
+ * (on_notify): a binding caught up with input, a timeout was changed. Returns 0, or -1 when
+ * closed. */
+int up_conn_any_notify(up_conn_t *conn);
 /* Asks the loop to close the connection the protocol's way (on_close_request) after what was
  * posted before. Returns 0, or -1 when it is closed already. */
 int up_conn_any_request_close(up_conn_t *conn);

@@ -3,6 +3,8 @@
 #include <string.h>
 #include "conn.h"
 #include "response.h"
+#include "sse.h"
+#include "websocket.h"
 
 /* ---------------------------------------------------------------- the exchange */
 
@@ -157,6 +159,30 @@ static int request_done(up_conn_t *conn)
     return 0;
 }
 
+/* What the request may become (a WebSocket, an event stream), for the binding. Returns 1 when
+ * it asked for a WebSocket with a bad handshake: refused here, with a 400. */
+static int classify_upgrade(up_conn_t *conn)
+{
+    up_request_t *req = conn->req;
+    req->upgrade = UP_UPGRADE_NONE;
+    if (req->head.upgrade) {
+        up_ws_handshake_result_t r = up_ws_check_request(&req->head, &req->ws_key);
+        if (r == UP_WS_HANDSHAKE_OK) {
+            req->upgrade = UP_UPGRADE_WEBSOCKET;
+            return 0;
+        }
+        if (up_ws_handshake_status(r) != 0) {
+            up_response_reset(conn);
+            up_ws_loop_refuse(conn, r);
+            conn->_h1.state = UP_HTTP1_CLOSING;
+            return 1;
+        }
+    }
+    if (up_sse_check_request(&req->head))
+        req->upgrade = UP_UPGRADE_SSE;
+    return 0;
+}
+
 /* Returns 1 when the request was answered here, 0 when the binding lent it to a thread (or
  * the connection is no longer HTTP/1's). */
 static int dispatch(up_conn_t *conn)
@@ -171,6 +197,8 @@ static int dispatch(up_conn_t *conn)
         up_http1_parse_request(conn->_rbuf.base + conn->_rpos, conn->_rbuf.len - conn->_rpos, 0,
                                &conn->req->head, limits_of(conn, &limits));
     }
+    if (classify_upgrade(conn))
+        return 0; /* a bad WebSocket handshake was refused */
     h1->state = UP_HTTP1_APP;
     up_conn_loop_set_timer(conn, UP_TIMER_NONE);
     /* Responses to earlier pipelined requests go out now, not after this one's app call. */
@@ -377,6 +405,11 @@ static void http1_on_close_request(up_conn_t *conn)
     stop_taking_requests(conn);
 }
 
+static void http1_on_notify(up_conn_t *conn)
+{
+    (void)conn; /* HTTP/1 shares nothing with other threads but lent exchanges */
+}
+
 static void http1_on_close(up_conn_t *conn)
 {
     end_exchange(conn);
@@ -398,5 +431,6 @@ const up_protocol_t up_http1_protocol = {
     .on_timeout = http1_on_timeout,
     .on_stop = http1_on_stop,
     .on_close_request = http1_on_close_request,
+    .on_notify = http1_on_notify,
     .on_close = http1_on_close,
 };

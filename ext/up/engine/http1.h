@@ -13,6 +13,7 @@
 #include "outq.h"
 #include "protocol.h"
 #include "request_body.h"
+#include "upgrade.h"
 
 typedef enum up_http1_state_t {
     UP_HTTP1_IDLE,   /* between requests, nothing received: keep-alive timer */
@@ -52,6 +53,8 @@ typedef struct up_response_state_t {
 typedef struct up_request_t {
     up_http1_request_t head;
     up_request_body_t body;
+    up_upgrade_kind_t upgrade; /* what it may become (upgrade.h), set before it is handed out */
+    up_slice_t ws_key;         /* Sec-WebSocket-Key of a valid WebSocket handshake */
 } up_request_t;
 
 /* One request and its response while under way. It lives in a chunk of the server's buffer

@@ -6,7 +6,7 @@
  * response it may switch to another (WebSocket, an SSE stream, a hijacked socket) that gets the
  * connection's bytes and events from then on without passing the HTTP/1 parser again.
  *
- * Every callback runs on the loop thread. None may be NULL. */
+ * Every callback but on_free runs on the loop thread, and none but on_free may be NULL. */
 
 typedef struct up_conn_t up_conn_t;
 
@@ -34,9 +34,14 @@ typedef struct up_protocol_t {
     /* Another thread asked for a close (up_conn_any_request_close), behind what it posted:
      * close the protocol's way (a WebSocket's close handshake). */
     void (*on_close_request)(up_conn_t *conn);
-    /* The connection is being closed, for whatever reason: release what the protocol holds.
-     * No callback follows. */
+    /* Another thread called up_conn_any_notify: look at what the protocol shares with it. */
+    void (*on_notify)(up_conn_t *conn);
+    /* The connection is being closed, for whatever reason: release what the protocol holds
+     * for the loop. No callback follows but on_free. */
     void (*on_close)(up_conn_t *conn);
+    /* May be NULL. The last reference to the connection is gone (conn.h): free protocol_data,
+     * which other threads holding references may use until then. Any thread. */
+    void (*on_free)(up_conn_t *conn);
 } up_protocol_t;
 
 #endif

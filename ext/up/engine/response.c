@@ -263,6 +263,9 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
     int64_t length = res->content_length >= 0 ? res->content_length : body_length;
     if (res->no_body) {
         res->framing = UP_FRAMING_NONE;
+    } else if (body_length == UP_RESPONSE_OPEN_STREAM) {
+        res->framing = res->head_only ? UP_FRAMING_NONE : UP_FRAMING_CLOSE;
+        res->keep_alive = 0;
     } else if (res->has_transfer_encoding) {
         /* Rack 3 dropped Rack::Chunked; an app that frames its own body is sent as is, and
          * the close is what ends it for sure. */

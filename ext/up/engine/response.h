@@ -35,7 +35,10 @@ up_response_error_t up_response_start(up_conn_t *conn, int status);
  * itself). Fields a status forbids (content-length on 204...) are dropped. */
 up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
                                            const char *value, size_t value_len);
-/* body_length: the body's size when the binding knows it (an Array body, a file), else -1. */
+/* body_length: the body's size when the binding knows it (an Array body, a file), else -1, or
+ * UP_RESPONSE_OPEN_STREAM for a body that is a stream another protocol writes after the head
+ * (an event stream): no length, no chunks, the connection's end ends it. */
+#define UP_RESPONSE_OPEN_STREAM (-2)
 up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length);
 up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len);
 /* A body part the writer references instead of copying (a large String, a shared frame). */
