@@ -72,6 +72,7 @@ int wsl_run_init(wsl_run_t *run, const wsl_options_t *opt, const wsl_mode_ops_t 
     run->ops = ops;
     run->mode = mode;
     run->count = count;
+    run->started = wsl_now();
     run->_epoll = -1;
     run->conns = calloc(count, sizeof *run->conns);
     run->_read_buf = malloc(WSL_READ_CHUNK);

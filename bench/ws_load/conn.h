@@ -90,11 +90,12 @@ struct wsl_run {
     void *mode; /* the mode's state, for its callbacks */
     wsl_conn_t *conns;
     unsigned count;
-    unsigned opened; /* connections that reached WSL_CONN_OPEN */
-    unsigned open;   /* connections in WSL_CONN_OPEN now */
-    unsigned failed; /* connections that closed before opening */
-    uint64_t now;    /* CLOCK_MONOTONIC ns, taken after each read */
-    bool ending;     /* the mode is done: closes from now on are expected */
+    unsigned opened;  /* connections that reached WSL_CONN_OPEN */
+    unsigned open;    /* connections in WSL_CONN_OPEN now */
+    unsigned failed;  /* connections that closed before opening */
+    uint64_t now;     /* CLOCK_MONOTONIC ns, taken after each read */
+    bool ending;      /* the mode is done: closes from now on are expected */
+    uint64_t started; /* wsl_now() when the run was set up */
     uint64_t errors[WSL_ERR_COUNT];
     char first_error[160];
     int _epoll;

@@ -34,8 +34,22 @@ size_t wsl_frame_header(uint8_t out[WSL_FRAME_HEADER_MAX], uint8_t opcode, bool 
 
 void wsl_frame_mask(uint8_t *data, size_t len, const uint8_t mask[4], uint64_t offset)
 {
-    for (size_t i = 0; i < len; i++)
-        data[i] ^= mask[(offset + i) & 3];
+    /* Eight bytes at a time with the mask turned to where data starts: the client masks every
+     * byte it sends, and a byte-wide loop cost more than the rest of an echo round trip. */
+    uint8_t turned[8];
+    for (int i = 0; i < 8; i++)
+        turned[i] = mask[(offset + (uint64_t)i) & 3];
+    uint64_t word;
+    memcpy(&word, turned, 8);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v;
+        memcpy(&v, data + i, 8);
+        v ^= word;
+        memcpy(data + i, &v, 8);
+    }
+    for (; i < len; i++)
+        data[i] ^= turned[i & 7];
 }
 
 void wsl_frame_reader_init(wsl_frame_reader_t *r, uint64_t max_message)

@@ -5,10 +5,34 @@
 static const char HEX[] = "0123456789abcdef";
 static const char PROBE[] = "probe";
 
-/* The filler at offset i: letters, so that every message is valid UTF-8. */
-static uint8_t filler(uint64_t i)
+/* The filler: byte i of a message past its head is letter i % 26, so every message is valid
+ * UTF-8. FILLER holds 64 periods, so FILLER + i % 26 is the filler from offset i on for
+ * FILLER_RUN bytes, and a message is written and checked with memcpy and memcmp. */
+#define PERIOD 26
+#define LETTERS "abcdefghijklmnopqrstuvwxyz"
+#define TIMES2(s) s s
+#define TIMES64(s) TIMES2(TIMES2(TIMES2(TIMES2(TIMES2(TIMES2(s))))))
+static const char FILLER[] = TIMES64(LETTERS);
+#define FILLER_RUN (sizeof FILLER - 1 - PERIOD)
+
+/* Writes or compares the filler of offsets [offset, offset + len) against data. */
+static bool filler(uint8_t *write, const uint8_t *compare, uint64_t offset, size_t len)
 {
-    return (uint8_t)('a' + i % 26);
+    while (len > 0) {
+        size_t n = len < FILLER_RUN ? len : FILLER_RUN;
+        const char *from = FILLER + offset % PERIOD;
+        if (write) {
+            memcpy(write, from, n);
+            write += n;
+        } else {
+            if (memcmp(compare, from, n) != 0)
+                return false;
+            compare += n;
+        }
+        offset += n;
+        len -= n;
+    }
+    return true;
 }
 
 static void hex16(uint8_t *out, uint64_t v)
@@ -23,24 +47,23 @@ void wsl_message_write(uint8_t *out, size_t size, uint64_t seq, uint64_t ns)
     out[16] = ' ';
     hex16(out + 17, ns);
     out[33] = ' ';
-    for (size_t i = WSL_MESSAGE_HEAD; i < size; i++)
-        out[i] = filler(i);
+    filler(out + WSL_MESSAGE_HEAD, NULL, WSL_MESSAGE_HEAD, size - WSL_MESSAGE_HEAD);
 }
 
 void wsl_message_write_probe(uint8_t *out, size_t size)
 {
-    for (size_t i = 0; i < size; i++)
-        out[i] = i < sizeof PROBE - 1 ? (uint8_t)PROBE[i] : filler(i);
+    memcpy(out, PROBE, sizeof PROBE - 1);
+    filler(out + sizeof PROBE - 1, NULL, sizeof PROBE - 1, size - (sizeof PROBE - 1));
 }
 
 bool wsl_message_matches_tail(size_t size, uint64_t offset, const uint8_t *data, size_t len)
 {
     if (offset > size || len > size - offset)
         return false;
-    for (size_t i = 0; i < len; i++)
-        if (offset + i >= WSL_MESSAGE_HEAD && data[i] != filler(offset + i))
-            return false;
-    return true;
+    if (offset + len <= WSL_MESSAGE_HEAD)
+        return true;
+    size_t skip = offset < WSL_MESSAGE_HEAD ? (size_t)(WSL_MESSAGE_HEAD - offset) : 0;
+    return filler(NULL, data + skip, offset + skip, len - skip);
 }
 
 bool wsl_message_matches(size_t size, uint64_t seq, uint64_t ns, uint64_t offset,

@@ -49,7 +49,7 @@ void wsl_report_end(FILE *out, const wsl_run_t *run, uint64_t ops)
     fputs("},\"first_error\":", out);
     json_string(out, run->first_error);
     double cpu = wsl_cpu_seconds();
-    fprintf(out, ",\"cpu_s\":%.3f,\"cpu_us_per_op\":%.3f}\n", cpu,
-            ops ? cpu * 1e6 / (double)ops : 0.0);
+    fprintf(out, ",\"wall_s\":%.3f,\"cpu_s\":%.3f,\"cpu_us_per_op\":%.3f}\n",
+            (double)(wsl_now() - run->started) / 1e9, cpu, ops ? cpu * 1e6 / (double)ops : 0.0);
     fflush(out);
 }

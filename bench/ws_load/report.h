@@ -18,8 +18,10 @@ void wsl_report_begin(FILE *out, const char *mode, const wsl_run_t *run);
 /* "NAME_p50_us":X,"NAME_p99_us":X,"NAME_max_us":X, from a histogram of nanoseconds. */
 void wsl_report_latency(FILE *out, const char *name, const wsl_histogram_t *h);
 
-/* Ends the line: "errors":{...},"first_error":"...","cpu_s":X,"cpu_us_per_op":X} and a
- * newline, then flushes. ops: what the CPU time is divided by. */
+/* Ends the line: "errors":{...},"first_error":"...","wall_s":X,"cpu_s":X,"cpu_us_per_op":X}
+ * and a newline, then flushes. wall_s: since the run was set up, so cpu_s / wall_s is how busy
+ * the client was (near 1: it may have been what limited the run). ops: what the CPU time is
+ * divided by. */
 void wsl_report_end(FILE *out, const wsl_run_t *run, uint64_t ops);
 
 /* This process's user + system CPU time so far, in seconds. */
