@@ -44,6 +44,7 @@ wss.on('connection', (ws, req) => {
   else subscriber(ws);
 });
 
+// Port 0 takes a free one; the line says which (test/test_ws_load.rb waits for it).
 server.listen(Number(port), '127.0.0.1', () => {
-  console.log(`ws_node: ${app} on 127.0.0.1:${port}`);
+  console.log(`ws_node: ${app} listening on 127.0.0.1:${server.address().port}`);
 });
