@@ -331,6 +331,7 @@ static void test_messages_are_echoed_whole(void)
               memcmp(frame.payload, "caf\xc3\xa9!", 6) == 0,
           "the fragments echoed as one message");
     CHECK(app.messages == 4, "%d messages", app.messages);
+    CHECK(app.drained == 0, "no on_drained for an app that never asked for pending");
     client_close(&w.c);
     harness_stop(&h);
 }

@@ -253,6 +253,36 @@ static int write_out(up_conn_t *conn)
     return up_outq_empty(&conn->_out);
 }
 
+int up_conn_loop_queue_shared(up_conn_t *conn, up_shared_t *shared, size_t offset, size_t len)
+{
+    if (state_of(conn) != UP_CONN_OPEN)
+        return -1;
+    atomic_fetch_add(&conn->_backlog, len);
+    up_outq_append_shared(&conn->_out, shared, offset, len);
+    return 0;
+}
+
+void up_conn_loop_defer_update(up_conn_t *conn)
+{
+    if (conn->_deferred)
+        return;
+    conn->_deferred = 1;
+    up_conn_retain(conn);
+    conn->_deferred_next = conn->server->deferred;
+    conn->server->deferred = conn;
+}
+
+void up_conn_loop_run_deferred(up_server_t *server)
+{
+    while (server->deferred != NULL) {
+        up_conn_t *conn = server->deferred;
+        server->deferred = conn->_deferred_next;
+        conn->_deferred = 0;
+        up_conn_loop_update(conn);
+        up_conn_release(conn);
+    }
+}
+
 void up_conn_loop_commit(up_conn_t *conn)
 {
     if (up_outq_empty(&conn->_staged))

@@ -132,6 +132,8 @@ struct up_conn_t {
     int _proto_timer;         /* the kind the protocol asked for when no output is pending */
     unsigned _idle_timeout_ms; /* UP_TIMER_IDLE's duration for this connection */
     unsigned _want_read : 1;
+    unsigned _deferred : 1;   /* on server->deferred */
+    up_conn_t *_deferred_next;
     up_conn_t *_prev, *_next; /* server->conns, while not CLOSED */
 };
 
@@ -180,6 +182,13 @@ void up_conn_loop_on_timeout(up_conn_t *conn);
 /* Closes at once even a lent connection: its borrower is gone for good (the server is being
  * freed, see up_server_free). */
 void up_conn_loop_close_abandoned(up_conn_t *conn);
+/* Writes conn once, at the end of the loop's wake-up (a fan-out writes many messages to many
+ * connections: each is written once, not once per message). Holds a reference meanwhile. */
+void up_conn_loop_defer_update(up_conn_t *conn);
+void up_conn_loop_run_deferred(up_server_t *server);
+/* Appends a reference to shared bytes to the output of an OPEN connection (a broadcast frame;
+ * the loop's own, no mail). Returns 0, or -1 when the connection is not OPEN. */
+int up_conn_loop_queue_shared(up_conn_t *conn, up_shared_t *shared, size_t offset, size_t len);
 /* Moves the bytes not consumed yet (from _rpos) to the front of _rbuf, for a protocol that
  * keeps no pointers into it across reads (HTTP/1 keeps slices of a request and does its own). */
 void up_conn_loop_compact_input(up_conn_t *conn);

@@ -110,9 +110,40 @@ static void server_on_tick(void *data)
         expire(&server->idle_timers[i], now);
 }
 
+void up_server_any_task(up_server_t *server, up_task_t *task)
+{
+    up_task_t *head = atomic_load(&server->task_head);
+    do {
+        task->_next = head;
+    } while (!atomic_compare_exchange_weak(&server->task_head, &head, task));
+    if (head == NULL)
+        up_loop_wake(server->loop); /* a list that was not empty has its wake-up on the way */
+}
+
+/* The tasks handed so far, oldest first. */
+static void run_tasks(up_server_t *server)
+{
+    up_task_t *list = atomic_exchange(&server->task_head, NULL), *fifo = NULL;
+    while (list != NULL) {
+        up_task_t *next = list->_next;
+        list->_next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo != NULL) {
+        up_task_t *task = fifo;
+        fifo = task->_next;
+        task->run(server, task);
+    }
+}
+
+/* Other threads' tasks and mail; then each connection they wrote to is written once. */
 static void server_on_wake(void *data)
 {
-    up_conn_loop_take_mail(data);
+    up_server_t *server = data;
+    run_tasks(server);
+    up_conn_loop_take_mail(server);
+    up_conn_loop_run_deferred(server);
 }
 
 up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
@@ -131,6 +162,7 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
     up_timer_list_init(&server->timers[UP_TIMER_WRITE], cfg->write_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_LINGER], UP_LINGER_TIMEOUT_MS);
     atomic_init(&server->mail_head, NULL);
+    atomic_init(&server->task_head, NULL);
     atomic_init(&server->refs, 1);
     up_loop_set_tick(loop, 1000, server_on_tick, server);
     up_loop_set_wake(loop, server_on_wake, server);
@@ -190,7 +222,9 @@ void up_server_free(up_server_t *server)
     close_listeners(server);
     /* Exchanges returned since the last wake-up close normally; one still lent has no thread
      * left to return it (the contract), so it is closed as abandoned. */
+    run_tasks(server);
     up_conn_loop_take_mail(server);
+    up_conn_loop_run_deferred(server);
     while (server->conns != NULL)
         up_conn_loop_close_abandoned(server->conns);
     up_loop_set_tick(server->loop, 1000, NULL, NULL);

@@ -17,6 +17,13 @@
 typedef struct up_conn_t up_conn_t;
 typedef struct up_server_t up_server_t;
 
+/* Work another thread hands the loop (a publish): run on the loop thread at its next wake-up,
+ * in the order handed; run owns the task (frees it). */
+typedef struct up_task_t {
+    void (*run)(up_server_t *server, struct up_task_t *task);
+    struct up_task_t *_next;
+} up_task_t;
+
 /* Limits are checked where bytes enter; each has a CLI option. */
 typedef struct up_server_config_t {
     size_t max_head_size;     /* request line + headers, bytes: 431 past it (at most
@@ -123,6 +130,8 @@ struct up_server_t {
     /* Connections with mail from other threads (conn.h): a lock-free stack the loop takes
      * whole on its wake-up. */
     _Atomic(up_conn_t *) mail_head;
+    _Atomic(up_task_t *) task_head; /* the same for up_server_any_task */
+    up_conn_t *deferred; /* connections to write at the end of the wake-up (conn.h) */
     /* The owner's reference (until up_server_free), one per connection not yet freed and one
      * per watcher the backend has not let go of: the last release frees the server, on
      * whichever thread makes it (a connection may outlive its close in another thread's
@@ -136,6 +145,8 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
  * every watcher (an epoll loop: in up_loop_free at the latest) and no connection is referenced
  * any more (up_conn_release). No other thread may still have an exchange lent to it. */
 void up_server_free(up_server_t *server);
+/* Hands task to the loop and wakes it. Any thread, while the server runs. */
+void up_server_any_task(up_server_t *server, up_task_t *task);
 /* References to the server's memory (conn.c, server.c). Any thread. */
 void up_server_retain(up_server_t *server);
 void up_server_release(up_server_t *server);

@@ -12,6 +12,8 @@ typedef struct up_sse_t {
     void *user;
     unsigned heartbeat_ms;
     up_upgrade_pending_t writes;
+    atomic_int drain_wanted; /* pending was seen above 0: on_drained is owed */
+    atomic_int closing;      /* up_sse_any_close was called: nothing more is sent */
 } up_sse_t;
 
 static up_sse_t *sse_of(up_conn_t *conn)
@@ -104,6 +106,8 @@ int up_sse_any_send(up_conn_t *conn, const char *event, size_t event_len, const 
     if ((event != NULL && !field_ok(event, event_len)) || (id != NULL && !field_ok(id, id_len)))
         return -2;
     up_sse_t *sse = sse_of(conn);
+    if (atomic_load(&sse->closing))
+        return -1;
     up_buffer_pool_t *pool = &conn->server->pool;
     up_outq_t q;
     up_outq_init(&q);
@@ -134,14 +138,19 @@ int up_sse_any_send(up_conn_t *conn, const char *event, size_t event_len, const 
 
 int up_sse_any_close(up_conn_t *conn)
 {
+    atomic_store(&sse_of(conn)->closing, 1);
     return up_conn_any_request_close(conn);
 }
 
 long up_sse_any_pending(up_conn_t *conn)
 {
-    if (up_conn_any_state(conn) != UP_CONN_OPEN)
+    up_sse_t *sse = sse_of(conn);
+    if (up_conn_any_state(conn) != UP_CONN_OPEN || atomic_load(&sse->closing))
         return -1;
-    return (long)atomic_load(&sse_of(conn)->writes);
+    long n = (long)atomic_load(&sse->writes);
+    if (n > 0)
+        atomic_store(&sse->drain_wanted, 1);
+    return n;
 }
 
 /* ---------------------------------------------------------------- the protocol */
@@ -177,7 +186,8 @@ static void sse_on_timeout(up_conn_t *conn)
 static void sse_on_drained(up_conn_t *conn)
 {
     up_sse_t *sse = sse_of(conn);
-    if (atomic_exchange(&sse->writes, 0) > 0 && sse->events->on_drained != NULL)
+    atomic_store(&sse->writes, 0);
+    if (atomic_exchange(&sse->drain_wanted, 0) && sse->events->on_drained != NULL)
         sse->events->on_drained(conn, sse->user);
 }
 
@@ -195,10 +205,16 @@ static void sse_on_stop(up_conn_t *conn)
         up_conn_loop_close_after_output(conn);
 }
 
-static void sse_on_close_request(up_conn_t *conn)
+void up_sse_loop_close(up_conn_t *conn)
 {
+    atomic_store(&sse_of(conn)->closing, 1);
     up_conn_loop_want_read(conn, 0);
     up_conn_loop_close_after_output(conn);
+}
+
+static void sse_on_close_request(up_conn_t *conn)
+{
+    up_sse_loop_close(conn);
 }
 
 static void sse_on_close(up_conn_t *conn)

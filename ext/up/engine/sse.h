@@ -35,9 +35,12 @@ int up_sse_lent_accept(up_conn_t *conn, unsigned heartbeat_ms, const up_upgrade_
  * UP_SSE_MAX_FIELD). */
 int up_sse_any_send(up_conn_t *conn, const char *event, size_t event_len, const char *id,
                     size_t id_len, const char *data, size_t data_len);
-/* Closes after what was sent. Returns 0, or -1 when closed already. */
+/* Closes after what was sent; later sends are refused. Returns 0, or -1 when closed already. */
 int up_sse_any_close(up_conn_t *conn);
-/* Writes since the output was last empty, or -1 once closed or closing. */
+/* The loop thread: ends the stream behind what is queued (a subscriber too slow). */
+void up_sse_loop_close(up_conn_t *conn);
+/* Writes since the output was last empty, or -1 once closed or closing; above 0, on_drained is
+ * owed (see up_ws_any_pending). */
 long up_sse_any_pending(up_conn_t *conn);
 
 #endif

@@ -32,7 +32,7 @@ typedef struct up_upgrade_events_t {
     void (*on_open)(up_conn_t *conn, void *user);
     /* A whole message (WebSocket only); the callee owns msg. */
     void (*on_message)(up_conn_t *conn, void *user, up_upgrade_message_t *msg);
-    /* The output emptied after writes were pending (up_upgrade_pending). */
+    /* The output emptied after the binding saw writes pending (up_ws_any_pending > 0). */
     void (*on_drained)(up_conn_t *conn, void *user);
     /* The server begins a graceful stop. NULL: the connection closes at once (WebSocket: 1001
      * Going Away). Otherwise the binding lets its app say goodbye, then closes it itself
@@ -44,7 +44,7 @@ typedef struct up_upgrade_events_t {
 } up_upgrade_events_t;
 
 /* Writes since the output was last empty: what a client's `pending` reports. Incremented by the
- * writing thread, taken back to 0 by the loop when the output drains (then on_drained). */
+ * writing thread, taken back to 0 by the loop when the output drains. */
 typedef atomic_uint up_upgrade_pending_t;
 
 #endif

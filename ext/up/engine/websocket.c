@@ -28,6 +28,7 @@ typedef struct up_ws_t {
     atomic_uint close_request; /* the code up_ws_any_close asked for */
     _Atomic uint64_t inbound;  /* message bytes with the binding */
     up_upgrade_pending_t writes;
+    atomic_int drain_wanted; /* pending was seen above 0: on_drained is owed */
     /* Held while a thread builds and posts a message, so that what is built in order (a
      * compression context's state) is posted in that order. */
     pthread_mutex_t send_lock;
@@ -133,6 +134,11 @@ static void loop_close(up_conn_t *conn, unsigned code, const char *reason)
     up_conn_loop_close_after_output(conn);
 }
 
+void up_ws_loop_close(up_conn_t *conn, unsigned code, const char *reason)
+{
+    loop_close(conn, code, reason);
+}
+
 static int send_frame(up_conn_t *conn, int opcode, const char *data, up_shared_t *shared,
                       size_t offset, size_t len)
 {
@@ -140,6 +146,8 @@ static int send_frame(up_conn_t *conn, int opcode, const char *data, up_shared_t
     up_buffer_pool_t *pool = &conn->server->pool;
     up_outq_t q;
     up_outq_init(&q);
+    if (atomic_load(&ws->close_request) != 0)
+        return -1; /* closing: nothing may follow the Close */
     pthread_mutex_lock(&ws->send_lock);
     append_header(&q, pool, opcode, len);
     if (shared != NULL)
@@ -177,9 +185,13 @@ int up_ws_any_close(up_conn_t *conn, unsigned code)
 
 long up_ws_any_pending(up_conn_t *conn)
 {
-    if (up_conn_any_state(conn) != UP_CONN_OPEN)
+    up_ws_t *ws = ws_of(conn);
+    if (up_conn_any_state(conn) != UP_CONN_OPEN || atomic_load(&ws->close_request) != 0)
         return -1;
-    return (long)atomic_load(&ws_of(conn)->writes);
+    long n = (long)atomic_load(&ws->writes);
+    if (n > 0)
+        atomic_store(&ws->drain_wanted, 1);
+    return n;
 }
 
 void up_ws_any_consumed(up_conn_t *conn, size_t len)
@@ -363,7 +375,8 @@ static void ws_on_notify(up_conn_t *conn)
 static void ws_on_drained(up_conn_t *conn)
 {
     up_ws_t *ws = ws_of(conn);
-    if (atomic_exchange(&ws->writes, 0) > 0 && !ws->sent_close &&
+    atomic_store(&ws->writes, 0);
+    if (atomic_exchange(&ws->drain_wanted, 0) && !ws->sent_close &&
         ws->events->on_drained != NULL)
         ws->events->on_drained(conn, ws->user);
 }

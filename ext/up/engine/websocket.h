@@ -53,9 +53,11 @@ int up_ws_any_send(up_conn_t *conn, int opcode, const char *data, size_t len);
 int up_ws_any_send_shared(up_conn_t *conn, int opcode, up_shared_t *payload, size_t offset,
                           size_t len);
 /* Starts the close handshake with code (a valid close code, else 1000) after what was sent
- * before. Returns 0, or -1 when closed already. */
+ * before; later sends are refused. Returns 0, or -1 when closed already. */
 int up_ws_any_close(up_conn_t *conn, unsigned code);
-/* Writes since the output was last empty, or -1 once the connection is closed or closing. */
+/* Writes since the output was last empty, or -1 once the connection is closed or closing (a
+ * close was asked for). A value above 0 makes the binding's on_drained owed: it comes once the
+ * output is empty (the Iodine rule: no on_drained for an app that never asked). */
 long up_ws_any_pending(up_conn_t *conn);
 /* The binding is done with len bytes of messages it was handed: reading resumes if it had
  * stopped for UP_WS_MAX_INBOUND. */
@@ -63,6 +65,11 @@ void up_ws_any_consumed(up_conn_t *conn, size_t len);
 /* The idle timeout (settings.ping_ms) of this connection from now on. */
 void up_ws_any_set_ping(up_conn_t *conn, unsigned ping_ms);
 unsigned up_ws_any_ping(up_conn_t *conn);
+
+/* ---- the loop thread ---------------------------------------------------------------------- */
+
+/* Closes with code and reason (a static string) behind what is queued (a subscriber too slow). */
+void up_ws_loop_close(up_conn_t *conn, unsigned code, const char *reason);
 
 /* ---- the handshake, on the loop thread before the request is handed out ------------------ */
 
