@@ -13,4 +13,5 @@ void Init_up_ext(void)
     up_rb_init_request_handler(mUp);
     up_rb_init_turn();
     up_rb_init_server(mUp);
+    up_rb_init_client(mUp);
 }

@@ -110,6 +110,9 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         up_rb_report(srv, error, c.env);
         if (up_response_rollback(conn))
             up_response_send_simple(conn, 500, "Internal Server Error", 0);
+    } else if (up_rb_upgrade(srv, conn, c.env, response)) {
+        status = RARRAY_AREF(response, 0);
+        headers = RARRAY_AREF(response, 1);
     } else {
         error = up_rb_write_response(srv, conn, c.env, response, &status, &headers);
     }

@@ -21,6 +21,7 @@ static void server_mark(void *p)
     rb_gc_mark_movable(srv->empty_input);
     rb_gc_mark_movable(srv->threads);
     up_rb_mark_shared_strings(srv);
+    up_rb_clients_mark(srv);
 }
 
 static void server_compact(void *p)
@@ -35,6 +36,7 @@ static void server_compact(void *p)
 static void server_free(void *p)
 {
     up_rb_server_t *srv = p;
+    up_rb_clients_detach(srv);
     if (srv->server != NULL)
         up_server_free(srv->server);
     /* Runs the close callbacks up_server_free left, the last of which frees the server. */
@@ -94,7 +96,7 @@ static up_rb_server_t *get(VALUE self)
  * turn is usually the one that takes it. */
 static up_request_result_t on_request(up_conn_t *conn, void *user)
 {
-    up_rb_pool_push(user, conn);
+    up_rb_pool_push(user, up_rb_job_of_conn(conn));
     return UP_REQUEST_DEFERRED;
 }
 
@@ -141,6 +143,15 @@ static unsigned opt_ms(VALUE options, const char *name, unsigned fallback)
     return (unsigned)ceil(s * 1000);
 }
 
+/* The same where 0 means "never" (a ping, a heartbeat). */
+static unsigned opt_ms_or_never(VALUE options, const char *name, unsigned fallback)
+{
+    VALUE v = opt(options, name);
+    if (!NIL_P(v) && NUM2DBL(v) == 0)
+        return 0;
+    return opt_ms(options, name, fallback);
+}
+
 /* Server.new(app, threads: 5, max_head_size: ..., errors: io, ...) */
 static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
 {
@@ -185,6 +196,10 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
     VALUE early_hints = opt(options, "early_hints");
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
+    srv->ws_settings.max_message = opt_u64(options, "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
+    srv->ws_settings.ping_ms = opt_ms_or_never(options, "ws_ping", UP_WS_DEFAULT_PING_MS);
+    srv->sse_heartbeat_ms =
+        opt_ms_or_never(options, "sse_heartbeat", UP_SSE_DEFAULT_HEARTBEAT_MS);
     /* A native thread runs the loop for good (README, Threads: --io-thread). */
     srv->io_thread_mode = RTEST(opt(options, "io_thread"));
     /* thread_looks: false is what M:N threads get, for the tests of that way. */
