@@ -148,7 +148,7 @@ static void start(harness_t *h, uint64_t max_pending)
     memset(&world, 0, sizeof(world));
     up_server_handler_t handler = {.on_request = on_request};
     harness_start(h, NULL, &handler);
-    up_pubsub_callbacks_t cb = {on_callback_message, NULL, on_log, NULL};
+    up_pubsub_callbacks_t cb = {on_callback_message, on_log, NULL};
     world.ps = up_pubsub_new(h->server, max_pending, &cb);
 }
 
@@ -197,8 +197,9 @@ static int frames(harness_t *h, client_t *c, char out[][64], int want)
 static void subscribe(up_conn_t *conn, const char *channel, int pattern, up_pubsub_delivery_t d)
 {
     void *replaced;
+    int first;
     CHECK(up_pubsub_any_subscribe(world.ps, conn, channel, strlen(channel), pattern, d, NULL,
-                                  &replaced) == 0,
+                                  &replaced, &first) == 0,
           "subscribed to %s", channel);
 }
 
@@ -235,10 +236,15 @@ static void test_fan_out_to_channels_and_patterns(void)
           "published %llu, delivered %llu, subscriptions %llu", (unsigned long long)st.published,
           (unsigned long long)st.delivered, (unsigned long long)st.subscriptions);
     /* Unsubscribed: no more. Subscribing again replaces. */
-    up_pubsub_any_unsubscribe(world.ps, ca, "news", 4, 0, NULL);
+    int last;
+    up_pubsub_any_unsubscribe(world.ps, ca, "news", 4, 0, NULL, &last);
+    CHECK(!last, "b still listens to news");
     subscribe(cb, "news", 0, UP_PUBSUB_WS_TEXT);
     publish("news", "four");
     CHECK(frames(&h, &b, got, 1) == 1 && strcmp(got[0], "T:four") == 0, "replaced: text, once");
+    publish("news", "\xff");
+    CHECK(frames(&h, &b, got, 1) == 1 && strcmp(got[0], "B:\xff") == 0,
+          "bytes that are not UTF-8 go as binary even to a text subscriber");
     for (int i = 0; i < 5; i++)
         harness_turn(&h, 1);
     CHECK(frames(&h, &a, got, 1) == 0, "unsubscribed: nothing");
@@ -258,7 +264,10 @@ static void test_event_stream_and_callback_subscribers(void)
         harness_turn(&h, 1);
     subscribe(world.conns[0], "room", 0, UP_PUBSUB_SSE);
     void *replaced;
-    up_pubsub_any_subscribe(world.ps, NULL, "ro*", 3, 1, UP_PUBSUB_CALLBACK, &world, &replaced);
+    int first;
+    up_pubsub_any_subscribe(world.ps, NULL, "ro*", 3, 1, UP_PUBSUB_CALLBACK, &world, &replaced,
+                            &first);
+    CHECK(first, "the first subscription to the pattern");
     publish("room", "hi\nthere");
     for (int i = 0; i < 20; i++)
         client_pump(&h, &s, 4096);

@@ -6,6 +6,7 @@
 #include "memory.h"
 #include "pubsub.h"
 #include "sse.h"
+#include "utf8.h"
 #include "websocket.h"
 
 typedef struct topic_t topic_t;
@@ -177,9 +178,9 @@ static void grow_buckets(up_pubsub_t *ps)
     ps->num_buckets = n;
 }
 
-/* The topic for (name, is_pattern); made when create. Lock held. */
+/* The topic for (name, is_pattern); made when create (then *created is set). Lock held. */
 static topic_t *find_topic(up_pubsub_t *ps, const char *name, size_t len, int is_pattern,
-                           int create)
+                           int create, int *created)
 {
     uint64_t h = hash_of(name, len);
     topic_t **head = is_pattern ? &ps->patterns : &ps->buckets[h & (ps->num_buckets - 1)];
@@ -203,26 +204,25 @@ static topic_t *find_topic(up_pubsub_t *ps, const char *name, size_t len, int is
     link_topic(head, t);
     if (!is_pattern)
         ps->num_channels++;
-    if (ps->callbacks.on_interest != NULL)
-        ps->callbacks.on_interest(ps->callbacks.data, name, len, is_pattern, 1);
+    *created = 1;
     return t;
 }
 
-static void drop_topic_if_empty(up_pubsub_t *ps, topic_t *t)
+/* Returns 1 when t went with its last subscription. */
+static int drop_topic_if_empty(up_pubsub_t *ps, topic_t *t)
 {
     if (t->subs != NULL)
-        return;
+        return 0;
     unlink_topic(t);
     if (!t->is_pattern)
         ps->num_channels--;
-    if (ps->callbacks.on_interest != NULL)
-        ps->callbacks.on_interest(ps->callbacks.data, t->name, t->len, t->is_pattern, 0);
     free(t->name);
     free(t);
+    return 1;
 }
 
-/* Takes sub off its topic; lock held. Returns its user. */
-static void *remove_sub(up_pubsub_t *ps, sub_t *sub)
+/* Takes sub off its topic; lock held. Returns its user; *gone is set when the topic went. */
+static void *remove_sub(up_pubsub_t *ps, sub_t *sub, int *gone)
 {
     topic_t *t = sub->topic;
     if (sub->prev_in_topic != NULL)
@@ -237,7 +237,8 @@ static void *remove_sub(up_pubsub_t *ps, sub_t *sub)
     if (sub->conn != NULL)
         up_conn_release(sub->conn);
     free(sub);
-    drop_topic_if_empty(ps, t);
+    if (drop_topic_if_empty(ps, t) && gone != NULL)
+        *gone = 1;
     return user;
 }
 
@@ -253,9 +254,10 @@ static sub_t *find_sub(topic_t *t, up_conn_t *conn, void *user)
 
 int up_pubsub_any_subscribe(up_pubsub_t *ps, up_conn_t *conn, const char *channel, size_t len,
                             int is_pattern, up_pubsub_delivery_t delivery, void *user,
-                            void **replaced)
+                            void **replaced, int *first)
 {
     *replaced = NULL;
+    *first = 0;
     if (conn != NULL && up_conn_any_broken(conn))
         return -1;
     sub_t *sub = up_calloc(1, sizeof(*sub));
@@ -265,7 +267,7 @@ int up_pubsub_any_subscribe(up_pubsub_t *ps, up_conn_t *conn, const char *channe
     if (conn != NULL)
         up_conn_retain(conn);
     pthread_mutex_lock(&ps->lock);
-    topic_t *t = find_topic(ps, channel, len, is_pattern, 1);
+    topic_t *t = find_topic(ps, channel, len, is_pattern, 1, first);
     sub_t *old = conn != NULL ? find_sub(t, conn, NULL) : NULL;
     sub->topic = t;
     sub->next_in_topic = t->subs;
@@ -275,20 +277,22 @@ int up_pubsub_any_subscribe(up_pubsub_t *ps, up_conn_t *conn, const char *channe
     t->num_subs++;
     ps->stats.subscriptions++;
     if (old != NULL)
-        *replaced = remove_sub(ps, old);
+        *replaced = remove_sub(ps, old, NULL);
     pthread_mutex_unlock(&ps->lock);
     return 0;
 }
 
 void *up_pubsub_any_unsubscribe(up_pubsub_t *ps, up_conn_t *conn, const char *channel,
-                                size_t len, int is_pattern, void *user)
+                                size_t len, int is_pattern, void *user, int *last)
 {
     void *found = NULL;
+    int unused;
+    *last = 0;
     pthread_mutex_lock(&ps->lock);
-    topic_t *t = find_topic(ps, channel, len, is_pattern, 0);
+    topic_t *t = find_topic(ps, channel, len, is_pattern, 0, &unused);
     sub_t *sub = t != NULL ? find_sub(t, conn, user) : NULL;
     if (sub != NULL)
-        found = remove_sub(ps, sub);
+        found = remove_sub(ps, sub, last);
     pthread_mutex_unlock(&ps->lock);
     return found;
 }
@@ -304,12 +308,11 @@ void up_pubsub_any_stats(up_pubsub_t *ps, up_pubsub_stats_t *out)
 static void drop_topic(up_pubsub_t *ps, topic_t *t)
 {
     for (size_t n = t->num_subs; n > 0; n--)
-        remove_sub(ps, t->subs); /* the last one frees t */
+        remove_sub(ps, t->subs, NULL); /* the last one frees t */
 }
 
 void up_pubsub_free(up_pubsub_t *ps)
 {
-    ps->callbacks.on_interest = NULL; /* no engine to tell any more */
     for (size_t i = 0; i < ps->num_buckets; i++) {
         while (ps->buckets[i] != NULL)
             drop_topic(ps, ps->buckets[i]);
@@ -346,6 +349,8 @@ static void free_encoded(up_shared_t *shared)
 
 static up_shared_t *encode(publish_t *p, up_pubsub_delivery_t delivery)
 {
+    if (delivery == UP_PUBSUB_WS_TEXT && !up_utf8_valid(p->message.base, p->message.len))
+        delivery = UP_PUBSUB_WS_BINARY; /* see pubsub.h */
     if (p->frames[delivery] != NULL)
         return p->frames[delivery];
     const char *msg = p->message.base;
@@ -422,8 +427,15 @@ static void deliver(publish_t *p, sub_t *sub)
         return; /* closing or closed: its unsubscribe is on its way */
     up_shared_t *frame = encode(p, sub->delivery);
     if (ps->max_pending > 0 && up_conn_any_backlog(conn) + frame->len > ps->max_pending) {
-        close_slow(ps, sub);
-        return;
+        /* Written once a wake-up, a burst of messages piles up in front of a fast client too:
+         * what its socket takes now does not count against it. */
+        up_conn_loop_update(conn);
+        if (up_conn_any_state(conn) != UP_CONN_OPEN)
+            return;
+        if (up_conn_any_backlog(conn) + frame->len > ps->max_pending) {
+            close_slow(ps, sub);
+            return;
+        }
     }
     up_conn_loop_queue_shared(conn, frame, 0, frame->len);
     up_conn_loop_defer_update(conn);
@@ -442,7 +454,8 @@ static void publish_run(up_server_t *server, up_task_t *task)
     (void)server;
     pthread_mutex_lock(&ps->lock);
     ps->stats.published++;
-    topic_t *t = find_topic(ps, p->channel, p->channel_len, 0, 0);
+    int unused;
+    topic_t *t = find_topic(ps, p->channel, p->channel_len, 0, 0, &unused);
     if (t != NULL)
         deliver_to(p, t);
     for (topic_t *pat = ps->patterns; pat != NULL; pat = pat->next) {

@@ -8,7 +8,9 @@
  * [...], \ escapes). It delivers in one of two ways:
  *  - directly: the message is written to a WebSocket (a text or binary frame) or an event
  *    stream (a data event) by the loop, with no binding code at all. The frame is encoded once
- *    per message and variant, and every subscriber's output references the same bytes;
+ *    per message and variant, and every subscriber's output references the same bytes. A
+ *    message that is not UTF-8 goes to text subscribers as a binary frame (a text frame would
+ *    make the client fail the connection, RFC 6455 §8.1);
  *  - to the binding: on_message runs on the loop thread (a block subscription: the binding
  *    queues it for the client's callbacks, or for the server's global subscriptions).
  *
@@ -43,10 +45,6 @@ typedef struct up_pubsub_callbacks_t {
      * publish's bytes (retain it to keep it past the call), channel those of the channel it
      * was published to. */
     void (*on_message)(void *user, const char *channel, size_t channel_len, up_shared_t *message);
-    /* The first subscription to (channel, is_pattern) came, or the last went: for a cluster's
-     * engines (subscribe once per channel for the whole cluster). Any thread, under the
-     * registry's lock: only note it. May be NULL. */
-    void (*on_interest)(void *data, const char *channel, size_t len, int is_pattern, int on);
     /* A line for the log (a slow subscriber closed). */
     void (*on_log)(void *data, const char *message);
     void *data;
@@ -71,16 +69,19 @@ void up_pubsub_free(up_pubsub_t *ps);
 /* Subscribes conn (a WebSocket or an event stream; NULL for a server-wide subscription, which
  * must deliver by CALLBACK) to channel or, is_pattern, to every channel the pattern matches. A
  * subscription of the same conn to the same (channel, is_pattern) is replaced: *replaced gets
- * its user (else NULL), for the binding to release. user goes to on_message. Returns 0, or -1
- * when conn is closed (nothing was subscribed). The binding ends a connection's subscriptions
- * when it closes (it knows them: a client's are few, the server's many). */
+ * its user (else NULL), for the binding to release. user goes to on_message. *first is set
+ * when this is the server's first subscription to (channel, is_pattern): a cluster's engines
+ * subscribe once per channel (first in, last out). Returns 0, or -1 when conn is closed
+ * (nothing was subscribed). The binding ends a connection's subscriptions when it closes (it
+ * knows them: a client's are few, the server's many). */
 int up_pubsub_any_subscribe(up_pubsub_t *ps, up_conn_t *conn, const char *channel, size_t len,
                             int is_pattern, up_pubsub_delivery_t delivery, void *user,
-                            void **replaced);
+                            void **replaced, int *first);
 /* Ends conn's subscription to (channel, is_pattern); for conn NULL, the one whose user it is.
- * Returns the subscription's user (NULL when there was none) for the binding to release. */
+ * Returns the subscription's user (NULL when there was none) for the binding to release;
+ * *last is set when it was the server's last to (channel, is_pattern). */
 void *up_pubsub_any_unsubscribe(up_pubsub_t *ps, up_conn_t *conn, const char *channel,
-                                size_t len, int is_pattern, void *user);
+                                size_t len, int is_pattern, void *user, int *last);
 /* Publishes to this server's subscribers: fanned out by the loop's next turn. */
 void up_pubsub_any_publish(up_pubsub_t *ps, const char *channel, size_t channel_len,
                            const char *message, size_t message_len);

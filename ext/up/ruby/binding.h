@@ -13,6 +13,7 @@
 #include "loop_epoll.h"
 #include "response.h"
 #include "server.h"
+#include "pubsub.h"
 #include "sse.h"
 #include "websocket.h"
 
@@ -142,8 +143,10 @@ typedef struct up_rb_server_t {
     /* Work the current loop turn found, queued in one go by up_rb_pool_publish so that a burst
      * costs one lock. Loop-lock holder only. */
     up_rb_job_t batch_head, batch_tail;
-    /* Upgraded connections' clients (client.c), marked by the server; under queue_lock. */
+    /* Upgraded connections' clients (client.c), marked by the server; touched with the GVL. */
     struct up_rb_client_t *clients;
+    VALUE server_client; /* runs Up.subscribe blocks (subscription.c); nil until one */
+    up_pubsub_t *pubsub; /* this server's subscriptions (engine pubsub.h) */
     up_ws_settings_t ws_settings;
     unsigned sse_heartbeat_ms;
     /* Large body Strings the output queues reference (shared_string.c). */
@@ -283,6 +286,7 @@ void up_rb_access_log_close(up_rb_server_t *srv);
 
 void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);
+up_rb_server_t *up_rb_server_get(VALUE self);
 
 /* WebSocket and SSE clients (client.c). */
 void up_rb_init_client(VALUE mUp);

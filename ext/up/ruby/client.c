@@ -17,33 +17,7 @@
 #include <ruby/encoding.h>
 #include <stdlib.h>
 #include <string.h>
-#include "binding.h"
-
-typedef enum event_kind_t { EV_OPEN, EV_MESSAGE, EV_DRAINED, EV_SHUTDOWN, EV_CLOSE } event_kind_t;
-
-typedef struct event_t {
-    struct event_t *next;
-    event_kind_t kind;
-    unsigned code;
-    up_upgrade_message_t *msg;
-} event_t;
-
-typedef struct up_rb_client_t {
-    up_rb_server_t *srv; /* NULL once the server is gone */
-    up_conn_t *conn;     /* referenced until on_close ran, then NULL */
-    VALUE self, env, handler;
-    up_upgrade_kind_t protocol;
-    /* Under srv->queue_lock: events not run yet, and whether the client is queued or being
-     * run (then whoever runs it takes new events too). */
-    event_t *events, *events_tail;
-    int scheduled;
-    up_rb_job_t job_next; /* the app threads' queue (thread_pool.c) */
-    /* GVL. */
-    int closed;        /* on_close ran */
-    int closing;       /* close was called: writes are refused */
-    int in_callback;   /* an app thread runs its callbacks now (handler= from one of them) */
-    struct up_rb_client_t *prev, *next; /* srv->clients */
-} up_rb_client_t;
+#include "client.h"
 
 static VALUE cClient, sym_websocket, sym_sse;
 static ID id_on_open, id_on_message, id_on_drained, id_on_shutdown, id_on_close;
@@ -57,11 +31,21 @@ static ID id_event, id_id;
 
 /* ---------------------------------------------------------------- the Ruby object */
 
+/* Events waiting mark their subscriptions (one unsubscribed meanwhile still runs its last
+ * messages' block). Nothing allocates Ruby objects under queue_lock, so taking it here, inside
+ * the GC, cannot wait for a thread that waits for the GC. */
 static void client_mark(void *p)
 {
     up_rb_client_t *c = p;
     rb_gc_mark_movable(c->env);
     rb_gc_mark_movable(c->handler);
+    rb_gc_mark_movable(c->subscriptions);
+    if (c->srv == NULL)
+        return;
+    pthread_mutex_lock(&c->srv->queue_lock);
+    for (event_t *ev = c->events; ev != NULL; ev = ev->next)
+        up_rb_sub_mark_event(ev);
+    pthread_mutex_unlock(&c->srv->queue_lock);
 }
 
 static void client_compact(void *p)
@@ -69,15 +53,24 @@ static void client_compact(void *p)
     up_rb_client_t *c = p;
     c->env = rb_gc_location(c->env);
     c->handler = rb_gc_location(c->handler);
+    c->subscriptions = rb_gc_location(c->subscriptions);
     c->self = rb_gc_location(c->self);
+}
+
+void up_rb_event_free(event_t *ev)
+{
+    free(ev->msg);
+    free(ev->channel);
+    if (ev->message != NULL)
+        up_shared_release(ev->message);
+    free(ev);
 }
 
 static void free_events(event_t *ev)
 {
     while (ev != NULL) {
         event_t *next = ev->next;
-        free(ev->msg);
-        free(ev);
+        up_rb_event_free(ev);
         ev = next;
     }
 }
@@ -108,6 +101,11 @@ static const rb_data_type_t client_type = {
 static up_rb_client_t *get(VALUE self)
 {
     return rb_check_typeddata(self, &client_type);
+}
+
+up_rb_client_t *up_rb_client_get(VALUE self)
+{
+    return get(self);
 }
 
 void up_rb_clients_mark(up_rb_server_t *srv)
@@ -145,20 +143,13 @@ void up_rb_clients_detach(up_rb_server_t *srv)
 
 /* ---------------------------------------------------------------- engine events */
 
-/* Loop thread, no GVL: the event joins the client's list, and the client the app threads'
- * queue unless it is there or running. */
-static void push_event(up_rb_client_t *c, event_kind_t kind, unsigned code,
-                       up_upgrade_message_t *msg)
+/* Loop thread, no GVL (or a thread that runs no app thread any more: the end of a run): the
+ * event joins the client's list, and the client the app threads' queue unless it is there or
+ * running. */
+void up_rb_client_push(up_rb_client_t *c, event_t *ev)
 {
     up_rb_server_t *srv = c->srv;
-    event_t *ev = malloc(sizeof(*ev));
-    if (ev == NULL) {
-        /* Out of memory on the loop thread: nothing to raise to; lose the event loudly. */
-        up_rb_on_log("out of memory for a WebSocket event; it is lost", srv);
-        free(msg);
-        return;
-    }
-    *ev = (event_t){NULL, kind, code, msg};
+    ev->next = NULL;
     pthread_mutex_lock(&srv->queue_lock);
     if (c->events_tail != NULL)
         c->events_tail->next = ev;
@@ -170,6 +161,22 @@ static void push_event(up_rb_client_t *c, event_kind_t kind, unsigned code,
     pthread_mutex_unlock(&srv->queue_lock);
     if (schedule)
         up_rb_pool_push(srv, up_rb_job_of_client(c));
+}
+
+static void push_event(up_rb_client_t *c, event_kind_t kind, unsigned code,
+                       up_upgrade_message_t *msg)
+{
+    event_t *ev = calloc(1, sizeof(*ev));
+    if (ev == NULL) {
+        /* Out of memory on the loop thread: nothing to raise to; lose the event loudly. */
+        up_rb_on_log("out of memory for a WebSocket event; it is lost", c->srv);
+        free(msg);
+        return;
+    }
+    ev->kind = kind;
+    ev->code = code;
+    ev->msg = msg;
+    up_rb_client_push(c, ev);
 }
 
 static void on_open(up_conn_t *conn, void *user)
@@ -290,7 +297,11 @@ static void run_event(up_rb_client_t *c, event_t *ev)
         break;
     case EV_CLOSE:
         callback(c, id_on_close, 1, Qnil);
+        up_rb_client_unsubscribe_all(c);
         finish(c);
+        break;
+    case EV_PUBSUB:
+        up_rb_sub_run(c, ev);
         break;
     }
 }
@@ -319,8 +330,7 @@ void up_rb_client_run(up_rb_server_t *srv, up_rb_client_t *c)
             event_t *next = ev->next;
             if (!c->closed)
                 run_event(c, ev);
-            free(ev->msg);
-            free(ev);
+            up_rb_event_free(ev);
             ev = next;
             run++;
         }
@@ -368,6 +378,7 @@ static VALUE new_client(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE h
     c->env = env;
     c->handler = handler;
     c->protocol = protocol;
+    c->subscriptions = Qnil;
     return self;
 }
 
@@ -379,6 +390,13 @@ static VALUE close_body(VALUE body)
     if (rb_respond_to(body, id_close))
         rb_funcall(body, id_close, 0);
     return Qnil;
+}
+
+up_rb_client_t *up_rb_server_client(up_rb_server_t *srv)
+{
+    if (NIL_P(srv->server_client))
+        srv->server_client = new_client(srv, NULL, Qnil, Qnil, UP_UPGRADE_NONE);
+    return get(srv->server_client);
 }
 
 int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response)
@@ -616,4 +634,5 @@ void up_rb_init_client(VALUE mUp)
     id_on_close = rb_intern("on_close");
     id_event = rb_intern("event");
     id_id = rb_intern("id");
+    up_rb_init_subscription(mUp, cClient);
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <ruby/version.h>
-#include "binding.h"
+#include "client.h"
 
 static VALUE cServer, eListenError;
 
@@ -20,6 +20,7 @@ static void server_mark(void *p)
     rb_gc_mark_movable(srv->env_template);
     rb_gc_mark_movable(srv->empty_input);
     rb_gc_mark_movable(srv->threads);
+    rb_gc_mark_movable(srv->server_client);
     up_rb_mark_shared_strings(srv);
     up_rb_clients_mark(srv);
 }
@@ -31,6 +32,7 @@ static void server_compact(void *p)
     srv->env_template = rb_gc_location(srv->env_template);
     srv->empty_input = rb_gc_location(srv->empty_input);
     srv->threads = rb_gc_location(srv->threads);
+    srv->server_client = rb_gc_location(srv->server_client);
 }
 
 static void server_free(void *p)
@@ -42,6 +44,9 @@ static void server_free(void *p)
     /* Runs the close callbacks up_server_free left, the last of which frees the server. */
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
+    /* After the loop: its last references to connections went with it. */
+    if (srv->pubsub != NULL)
+        up_pubsub_free(srv->pubsub);
     pthread_mutex_destroy(&srv->queue_lock);
     pthread_cond_destroy(&srv->queue_cond);
     pthread_cond_destroy(&srv->watchdog_cond);
@@ -72,7 +77,7 @@ static VALUE Server_alloc(VALUE klass)
     up_rb_server_t *srv;
     VALUE obj = TypedData_Make_Struct(klass, up_rb_server_t, &server_type, srv);
     srv->self = obj;
-    srv->app = srv->env_template = srv->empty_input = srv->threads = Qnil;
+    srv->app = srv->env_template = srv->empty_input = srv->threads = srv->server_client = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
     pthread_cond_init(&srv->watchdog_cond, NULL);
@@ -88,6 +93,11 @@ static VALUE Server_alloc(VALUE klass)
 static up_rb_server_t *get(VALUE self)
 {
     return rb_check_typeddata(self, &server_type);
+}
+
+up_rb_server_t *up_rb_server_get(VALUE self)
+{
+    return get(self);
 }
 
 /* ---------------------------------------------------------------- engine callbacks */
@@ -221,6 +231,10 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         rb_sys_fail("creating an eventfd");
     up_server_handler_t handler = {on_request, up_rb_on_log, srv};
     srv->server = up_server_new(srv->loop, cfg, &handler);
+    up_pubsub_callbacks_t pubsub_callbacks = up_rb_pubsub_callbacks;
+    pubsub_callbacks.data = srv;
+    srv->pubsub = up_pubsub_new(srv->server, opt_u64(options, "ws_max_pending", 4 << 20),
+                                &pubsub_callbacks);
     srv->env_template = up_rb_env_template(srv);
     srv->empty_input = up_rb_input_empty();
     return self;
@@ -261,13 +275,18 @@ static VALUE Server_addresses(VALUE self)
 
 static VALUE run_threads(VALUE arg)
 {
-    up_rb_pool_run((up_rb_server_t *)arg);
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    /* Up.publish and Up.subscribe reach the servers this process runs (lib/up/pub_sub.rb). */
+    rb_funcall(rb_path2class("Up::PubSub"), rb_intern("server_started"), 1, srv->self);
+    up_rb_pool_run(srv);
     return Qnil;
 }
 
 static VALUE run_done(VALUE arg)
 {
-    ((up_rb_server_t *)arg)->running = 0;
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    srv->running = 0;
+    rb_funcall(rb_path2class("Up::PubSub"), rb_intern("server_stopped"), 1, srv->self);
     return Qnil;
 }
 
