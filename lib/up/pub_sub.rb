@@ -101,8 +101,22 @@ module Up
         raise TypeError, "a message is a String, not #{message.class}" unless message.is_a?(String)
 
         engine = engine.nil? ? default : engine == false ? PROCESS : engine
-        engine.publish(channel.to_s, message)
+        link = @cluster_link
+        number = link && !link.master? && engine_number(engine)
+        # An attached engine publishes once for the cluster, in the master (which subscribed
+        # it: its broker's echo of our own message is its to drop there).
+        number ? link.engine_publish(number, channel.to_s, message) : engine.publish(channel.to_s, message)
         true
+      end
+
+      # Attached engines by number (1 and up), the same in a master and its forked workers.
+      def engine_number(engine)
+        i = @lock.synchronize { @engines.index(engine) }
+        i && i + 1
+      end
+
+      def engine_at(number)
+        @lock.synchronize { number.positive? ? @engines[number - 1] : nil }
       end
 
       # A subscription of this process's, run on an app thread of one of its servers.
