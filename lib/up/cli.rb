@@ -152,6 +152,9 @@ module Up
         o.on("--ws-max-pending BYTES", Integer, "A subscriber this far behind is closed with 1008 (#{DEFAULTS[:ws_max_pending]})") do |v|
           options[:ws_max_pending] = v
         end
+        o.on("--[no-]ws-deflate", "Compress WebSocket messages for clients that offer permessage-deflate (off)") do |v|
+          options[:ws_deflate] = v
+        end
         o.separator ""
         o.on("-v", "--version", "Print the version") do
           @out.puts "UP! #{Up::VERSION}"

@@ -81,7 +81,8 @@ module Up
       Setting.new(:max_msg,           :integer, 16 * 1024 * 1024,  1,   INT64_MAX,  "--max-msg"),
       Setting.new(:ws_ping,           :seconds_or_never, 40,       nil, nil,        "--ws-ping"),
       Setting.new(:sse_heartbeat,     :seconds_or_never, 15,       nil, nil,        "--sse-heartbeat"),
-      Setting.new(:ws_max_pending,    :integer, 4 * 1024 * 1024,   1,   INT64_MAX,  "--ws-max-pending")
+      Setting.new(:ws_max_pending,    :integer, 4 * 1024 * 1024,   1,   INT64_MAX,  "--ws-max-pending"),
+      Setting.new(:ws_deflate,        :boolean, false,             nil, nil,        "--ws-deflate")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze

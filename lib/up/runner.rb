@@ -17,7 +17,7 @@ module Up
     SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
                         body_timeout keepalive_timeout write_timeout max_pipeline
                         shutdown_timeout access_log early_hints io_thread max_msg ws_ping
-                        sse_heartbeat ws_max_pending].freeze
+                        sse_heartbeat ws_max_pending ws_deflate].freeze
 
     # Process titles start with this, so `ps` tells UP!'s processes apart from others.
     TITLE = "up_ruby"

@@ -116,10 +116,10 @@ static const up_upgrade_events_t events = {on_open, on_message_ignore, NULL, NUL
 static up_request_result_t on_request(up_conn_t *conn, void *user)
 {
     (void)user;
-    up_ws_settings_t settings = {1 << 20, 0};
+    up_ws_settings_t settings = {1 << 20, 0, NULL};
     if (conn->req->upgrade == UP_UPGRADE_WEBSOCKET) {
-        up_ws_lent_start_accept(conn);
-        up_ws_lent_accept(conn, &settings, &events, NULL);
+        up_ws_t *ws = up_ws_lent_start_accept(conn, &settings);
+        up_ws_lent_accept(conn, ws, &events, NULL);
     } else {
         up_sse_lent_start_accept(conn);
         up_sse_lent_accept(conn, 0, &events, NULL);

@@ -17,6 +17,7 @@
 #include "sse.h"
 #include "test.h"
 #include "websocket.h"
+#include <zlib.h>
 
 #define KEY "dGhlIHNhbXBsZSBub25jZQ=="
 #define ACCEPT "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
@@ -89,9 +90,9 @@ static up_request_result_t on_request(up_conn_t *conn, void *user)
 {
     (void)user;
     if (conn->req->upgrade == UP_UPGRADE_WEBSOCKET) {
-        up_ws_lent_start_accept(conn);
+        up_ws_t *ws = up_ws_lent_start_accept(conn, &app.settings);
         up_response_add_header(conn, "set-cookie", 10, "a=1", 3);
-        up_ws_lent_accept(conn, &app.settings, &events, NULL);
+        up_ws_lent_accept(conn, ws, &events, NULL);
         return UP_REQUEST_DONE;
     }
     if (conn->req->upgrade == UP_UPGRADE_SSE && app.sse) {
@@ -674,6 +675,139 @@ static void test_plain_request_is_not_an_event_stream(void)
     harness_stop(&h);
 }
 
+/* ---------------------------------------------------------------- permessage-deflate */
+
+/* Raw DEFLATE of data with the trailing 00 00 ff ff taken off (RFC 7692 §7.2.1). */
+static size_t deflate_message(const char *data, size_t len, char *out, size_t cap)
+{
+    z_stream z = {0};
+    deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    deflate(&z, Z_SYNC_FLUSH);
+    size_t n = cap - z.avail_out;
+    deflateEnd(&z);
+    return n - 4;
+}
+
+static size_t inflate_message(const char *data, size_t len, char *out, size_t cap)
+{
+    char *in = malloc(len + 4);
+    memcpy(in, data, len);
+    memcpy(in + len, "\x00\x00\xff\xff", 4);
+    z_stream z = {0};
+    inflateInit2(&z, -15);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)(len + 4);
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    inflate(&z, Z_SYNC_FLUSH);
+    size_t n = cap - z.avail_out;
+    inflateEnd(&z);
+    free(in);
+    return n;
+}
+
+static int deflate_opened(harness_t *h, ws_client_t *w)
+{
+    client_open(h, &w->c,
+                "GET /chat HTTP/1.1\r\n" UPGRADE_HEADERS "Sec-WebSocket-Key: " KEY
+                "\r\nSec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n",
+                0);
+    response_t res;
+    int ok = client_read_response(h, &w->c, &res, 1, HARNESS_TIMEOUT_MS) && res.status == 101 &&
+             strstr(res.raw, "sec-websocket-extensions: permessage-deflate") != NULL;
+    if (res.raw != NULL)
+        response_free(&res);
+    up_ws_reader_init(&w->reader, &frame_callbacks, &frame, 0,
+                      UP_WS_READER_FROM_SERVER | UP_WS_READER_DEFLATE);
+    return ok;
+}
+
+static void test_deflated_messages_both_ways(void)
+{
+    harness_t h;
+    start(&h);
+    up_ws_compressors_t *pool = up_ws_compressors_new();
+    app.settings.compressors = pool;
+    ws_client_t w;
+    CHECK(deflate_opened(&h, &w), "the 101 names permessage-deflate");
+    static char text[4096], z[8192], back[8192];
+    for (size_t i = 0; i < sizeof(text); i++)
+        text[i] = "the quick brown fox "[i % 20];
+    size_t n = deflate_message(text, sizeof(text), z, sizeof(z));
+    uint8_t header[UP_WS_MAX_HEADER];
+    size_t hn = up_ws_frame_header_masked(header, 1, 1, UP_WS_OP_TEXT, n, mask_key);
+    char *wire = malloc(hn + n);
+    memcpy(wire, header, hn);
+    memcpy(wire + hn, z, n);
+    up_ws_mask(wire + hn, n, mask_key, 0);
+    client_send(&h, &w.c, wire, hn + n);
+    free(wire);
+    CHECK(ws_read(&h, &w) && frame.opcode == UP_WS_OP_TEXT, "the echo came");
+    size_t m = inflate_message(frame.payload, frame.len, back, sizeof(back));
+    CHECK(frame.len < sizeof(text) && m == sizeof(text) && memcmp(back, text, m) == 0,
+          "compressed (%zu bytes) and inflated back to the message", frame.len);
+    CHECK(app.messages == 1, "the app got it whole and inflated");
+    client_close(&w.c);
+    harness_stop(&h);
+    up_ws_compressors_free(pool);
+}
+
+/* A few KB that inflate to 100 MB: refused with 1009 once past the limit, never inflated
+ * whole (the inflater stops at the limit). */
+static void test_decompression_bomb_closes_1009(void)
+{
+    harness_t h;
+    start(&h);
+    up_ws_compressors_t *pool = up_ws_compressors_new();
+    app.settings.compressors = pool;
+    app.settings.max_message = 1 << 20;
+    ws_client_t w;
+    deflate_opened(&h, &w);
+    z_stream zs = {0};
+    deflateInit2(&zs, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY);
+    static char zeros[1 << 20];
+    static char z[1 << 18];
+    zs.next_out = (Bytef *)z;
+    zs.avail_out = sizeof(z);
+    for (int i = 0; i < 100; i++) {
+        zs.next_in = (Bytef *)zeros;
+        zs.avail_in = sizeof(zeros);
+        deflate(&zs, Z_NO_FLUSH);
+    }
+    deflate(&zs, Z_SYNC_FLUSH);
+    size_t n = sizeof(z) - zs.avail_out - 4;
+    deflateEnd(&zs);
+    uint8_t header[UP_WS_MAX_HEADER];
+    size_t hn = up_ws_frame_header_masked(header, 1, 1, UP_WS_OP_BINARY, n, mask_key);
+    char *wire = malloc(hn + n);
+    memcpy(wire, header, hn);
+    memcpy(wire + hn, z, n);
+    up_ws_mask(wire + hn, n, mask_key, 0);
+    client_send(&h, &w.c, wire, hn + n);
+    free(wire);
+    CHECK(ws_read(&h, &w) && close_code_of_frame() == 1009, "%zu bytes that inflate to 100 MB: 1009",
+          n);
+    CHECK(app.messages == 0, "nothing handed to the app");
+    client_close(&w.c);
+    harness_stop(&h);
+    up_ws_compressors_free(pool);
+}
+
+/* Without compressors the offer is declined: no extension in the 101, RSV1 refused. */
+static void test_deflate_off_declines_the_offer(void)
+{
+    harness_t h;
+    start(&h);
+    ws_client_t w;
+    CHECK(!deflate_opened(&h, &w), "no permessage-deflate in the 101");
+    client_close(&w.c);
+    harness_stop(&h);
+}
+
 int main(void)
 {
     harness_watchdog(120);
@@ -693,5 +827,8 @@ int main(void)
     test_stop_calls_on_shutdown();
     test_event_stream_frames_events_and_beats();
     test_plain_request_is_not_an_event_stream();
+    test_deflated_messages_both_ways();
+    test_decompression_bomb_closes_1009();
+    test_deflate_off_declines_the_offer();
     return test_report("websocket");
 }

@@ -8,6 +8,7 @@
 #include "sse.h"
 #include "utf8.h"
 #include "websocket.h"
+#include "websocket_deflate.h"
 
 typedef struct topic_t topic_t;
 
@@ -42,6 +43,10 @@ struct up_pubsub_t {
     size_t num_buckets, num_channels;
     topic_t *patterns;
     up_pubsub_stats_t stats;
+    /* Compresses a broadcast once for every subscriber that negotiated permessage-deflate;
+     * loop thread only, made at the first. */
+    up_ws_compressor_t compressor;
+    int compressor_ready;
 };
 
 /* ---------------------------------------------------------------- glob */
@@ -320,11 +325,17 @@ void up_pubsub_free(up_pubsub_t *ps)
     while (ps->patterns != NULL)
         drop_topic(ps, ps->patterns);
     free(ps->buckets);
+    if (ps->compressor_ready)
+        up_ws_compressor_dispose(&ps->compressor);
     pthread_mutex_destroy(&ps->lock);
     free(ps);
 }
 
 /* ---------------------------------------------------------------- the fan-out */
+
+/* The forms a message is sent in: the deliveries' three, and a WebSocket frame compressed
+ * with permessage-deflate (RSV1) for subscribers that negotiated it. */
+enum { FORM_WS_TEXT, FORM_WS_BINARY, FORM_SSE, FORM_WS_TEXT_Z, FORM_WS_BINARY_Z, FORMS };
 
 typedef struct publish_t {
     up_task_t task; /* first: the server hands it back */
@@ -333,7 +344,8 @@ typedef struct publish_t {
     size_t channel_len;
     char *channel;
     /* The encoded forms, made for the first subscriber that needs each. */
-    up_shared_t *frames[3]; /* UP_PUBSUB_WS_TEXT, _WS_BINARY, _SSE */
+    up_shared_t *frames[FORMS];
+    int compressed_useless; /* compressing the message does not pay: plain frames for all */
 } publish_t;
 
 /* A frame or event in one block of its own, shared by every subscriber that gets it. */
@@ -347,51 +359,88 @@ static void free_encoded(up_shared_t *shared)
     free(shared);
 }
 
-static up_shared_t *encode(publish_t *p, up_pubsub_delivery_t delivery)
+/* A WebSocket frame of the message: header and payload in one block. */
+static up_shared_t *ws_frame(int opcode, int rsv1, const char *payload, size_t len)
 {
-    if (delivery == UP_PUBSUB_WS_TEXT && !up_utf8_valid(p->message.base, p->message.len))
-        delivery = UP_PUBSUB_WS_BINARY; /* see pubsub.h */
-    if (p->frames[delivery] != NULL)
-        return p->frames[delivery];
-    const char *msg = p->message.base;
-    size_t len = p->message.len, n = 0;
-    encoded_t *e;
-    if (delivery == UP_PUBSUB_SSE) {
-        /* data: lines, as up_sse_any_send makes them (a line per line of the message). */
-        size_t lines = 1;
-        for (size_t i = 0; i < len; i++)
-            lines += msg[i] == '\n' || (msg[i] == '\r' && !(i + 1 < len && msg[i + 1] == '\n'));
-        e = up_malloc(sizeof(*e) + len + lines * 7 + 1);
-        const char *q = msg, *end = msg + len;
-        for (;;) {
-            const char *eol = q;
-            while (eol < end && *eol != '\r' && *eol != '\n')
-                eol++;
-            memcpy(e->bytes + n, "data: ", 6);
-            memcpy(e->bytes + n + 6, q, (size_t)(eol - q));
-            n += 6 + (size_t)(eol - q);
-            e->bytes[n++] = '\n';
-            if (eol == end)
-                break;
-            if (*eol == '\r' && eol + 1 < end && eol[1] == '\n')
-                eol++;
-            q = eol + 1;
-        }
-        e->bytes[n++] = '\n';
-    } else {
-        uint8_t header[UP_WS_MAX_HEADER];
-        size_t h = up_ws_frame_header(header, 1, 0,
-                                      delivery == UP_PUBSUB_WS_TEXT ? UP_WS_OP_TEXT
-                                                                    : UP_WS_OP_BINARY,
-                                      len);
-        e = up_malloc(sizeof(*e) + h + len);
-        memcpy(e->bytes, header, h);
-        memcpy(e->bytes + h, msg, len);
-        n = h + len;
-    }
-    up_shared_init(&e->shared, e->bytes, n, free_encoded);
-    p->frames[delivery] = &e->shared;
+    uint8_t header[UP_WS_MAX_HEADER];
+    size_t h = up_ws_frame_header(header, 1, rsv1, opcode, len);
+    encoded_t *e = up_malloc(sizeof(*e) + h + len);
+    memcpy(e->bytes, header, h);
+    memcpy(e->bytes + h, payload, len);
+    up_shared_init(&e->shared, e->bytes, h + len, free_encoded);
     return &e->shared;
+}
+
+/* An event stream's data event of the message, as up_sse_any_send makes them. */
+static up_shared_t *sse_event(const char *msg, size_t len)
+{
+    size_t lines = 1, n = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += msg[i] == '\n' || (msg[i] == '\r' && !(i + 1 < len && msg[i + 1] == '\n'));
+    encoded_t *e = up_malloc(sizeof(*e) + len + lines * 7 + 1);
+    const char *q = msg, *end = msg + len;
+    for (;;) {
+        const char *eol = q;
+        while (eol < end && *eol != '\r' && *eol != '\n')
+            eol++;
+        memcpy(e->bytes + n, "data: ", 6);
+        memcpy(e->bytes + n + 6, q, (size_t)(eol - q));
+        n += 6 + (size_t)(eol - q);
+        e->bytes[n++] = '\n';
+        if (eol == end)
+            break;
+        if (*eol == '\r' && eol + 1 < end && eol[1] == '\n')
+            eol++;
+        q = eol + 1;
+    }
+    e->bytes[n++] = '\n';
+    up_shared_init(&e->shared, e->bytes, n, free_encoded);
+    return &e->shared;
+}
+
+/* The message compressed once (an empty window of 15 bits: every client that negotiated the
+ * extension reads it), or NULL when that does not make it smaller. */
+static up_shared_t *compressed_frame(publish_t *p, int opcode)
+{
+    up_pubsub_t *ps = p->ps;
+    if (p->compressed_useless || p->message.len < UP_WS_DEFLATE_MIN_SIZE)
+        return NULL;
+    if (!ps->compressor_ready) {
+        up_ws_compressor_init(&ps->compressor);
+        ps->compressor_ready = 1;
+    }
+    up_buffer_t z = {0};
+    up_ws_compress(&ps->compressor, 15, p->message.base, p->message.len, &z, &ps->server->pool);
+    up_shared_t *frame = NULL;
+    if (z.len < p->message.len)
+        frame = ws_frame(opcode, 1, z.base, z.len);
+    else
+        p->compressed_useless = 1;
+    up_buffer_release(&z, &ps->server->pool);
+    return frame;
+}
+
+/* The frame for a subscriber: encoded at its first use, shared by every other. */
+static up_shared_t *encode(publish_t *p, up_pubsub_delivery_t delivery, int deflate)
+{
+    int form = delivery == UP_PUBSUB_SSE       ? FORM_SSE
+               : delivery == UP_PUBSUB_WS_TEXT ? FORM_WS_TEXT
+                                               : FORM_WS_BINARY;
+    if (form == FORM_WS_TEXT && !up_utf8_valid(p->message.base, p->message.len))
+        form = FORM_WS_BINARY; /* see pubsub.h */
+    if (deflate && form != FORM_SSE && !p->compressed_useless) {
+        int zform = form == FORM_WS_TEXT ? FORM_WS_TEXT_Z : FORM_WS_BINARY_Z;
+        if (p->frames[zform] == NULL)
+            p->frames[zform] = compressed_frame(
+                p, form == FORM_WS_TEXT ? UP_WS_OP_TEXT : UP_WS_OP_BINARY);
+        if (p->frames[zform] != NULL)
+            return p->frames[zform];
+    }
+    if (p->frames[form] == NULL)
+        p->frames[form] = form == FORM_SSE ? sse_event(p->message.base, p->message.len)
+                          : ws_frame(form == FORM_WS_TEXT ? UP_WS_OP_TEXT : UP_WS_OP_BINARY, 0,
+                                     p->message.base, p->message.len);
+    return p->frames[form];
 }
 
 /* A direct subscriber too far behind: closed the protocol's way behind what it has, never
@@ -425,7 +474,8 @@ static void deliver(publish_t *p, sub_t *sub)
     up_conn_t *conn = sub->conn;
     if (up_conn_any_state(conn) != UP_CONN_OPEN)
         return; /* closing or closed: its unsubscribe is on its way */
-    up_shared_t *frame = encode(p, sub->delivery);
+    up_shared_t *frame = encode(p, sub->delivery,
+                                sub->delivery != UP_PUBSUB_SSE && up_ws_loop_takes_shared_deflate(conn));
     if (ps->max_pending > 0 && up_conn_any_backlog(conn) + frame->len > ps->max_pending) {
         /* Written once a wake-up, a burst of messages piles up in front of a fast client too:
          * what its socket takes now does not count against it. */
@@ -463,7 +513,7 @@ static void publish_run(up_server_t *server, up_task_t *task)
             deliver_to(p, pat);
     }
     pthread_mutex_unlock(&ps->lock);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < FORMS; i++) {
         if (p->frames[i] != NULL)
             up_shared_release(p->frames[i]);
     }
@@ -487,6 +537,7 @@ void up_pubsub_any_publish(up_pubsub_t *ps, const char *channel, size_t channel_
     p->channel = bytes;
     p->channel_len = channel_len;
     memset(p->frames, 0, sizeof(p->frames));
+    p->compressed_useless = 0;
     up_shared_init(&p->message, bytes + channel_len, message_len, free_publish);
     up_server_any_task(ps->server, &p->task);
 }

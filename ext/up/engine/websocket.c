@@ -6,12 +6,20 @@
 #include "response.h"
 #include "token.h"
 #include "websocket.h"
+#include "websocket_deflate.h"
 
-typedef struct up_ws_t {
+struct up_ws_t {
     up_ws_reader_t reader;
     const up_upgrade_events_t *events;
     void *user;
     uint64_t max_message;
+    /* permessage-deflate, when params.enabled: the client's compressed messages are inflated
+     * into `inflated` (loop thread), ours compressed under send_lock. */
+    up_ws_deflate_params_t params;
+    up_ws_compressors_t *compressors;
+    up_ws_inflater_t inflater;
+    up_ws_deflater_t deflater;
+    up_buffer_t inflated;
     /* The message being assembled (loop thread): an up_upgrade_message_t whose data grows as
      * payload comes, handed to the binding whole. */
     up_upgrade_message_t *msg;
@@ -32,7 +40,67 @@ typedef struct up_ws_t {
     /* Held while a thread builds and posts a message, so that what is built in order (a
      * compression context's state) is posted in that order. */
     pthread_mutex_t send_lock;
-} up_ws_t;
+};
+
+/* ---------------------------------------------------------------- compressors */
+
+/* A free list of compressors: a thread takes one for a message and gives it back, so each is
+ * used by one thread at a time and a server holds as many as threads compressed at once. */
+typedef struct compressor_t {
+    up_ws_compressor_t c;
+    struct compressor_t *next;
+} compressor_t;
+
+struct up_ws_compressors_t {
+    pthread_mutex_t lock;
+    compressor_t *free;
+};
+
+up_ws_compressors_t *up_ws_compressors_new(void)
+{
+    up_ws_compressors_t *pool = up_calloc(1, sizeof(*pool));
+    pthread_mutex_init(&pool->lock, NULL);
+    return pool;
+}
+
+void up_ws_compressors_free(up_ws_compressors_t *pool)
+{
+    if (pool == NULL)
+        return;
+    while (pool->free != NULL) {
+        compressor_t *c = pool->free;
+        pool->free = c->next;
+        up_ws_compressor_dispose(&c->c);
+        free(c);
+    }
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+
+static compressor_t *take_compressor(up_ws_compressors_t *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    compressor_t *c = pool->free;
+    if (c != NULL)
+        pool->free = c->next;
+    pthread_mutex_unlock(&pool->lock);
+    if (c == NULL) {
+        c = up_calloc(1, sizeof(*c));
+        up_ws_compressor_init(&c->c);
+    }
+    return c;
+}
+
+static void give_compressor(up_ws_compressors_t *pool, compressor_t *c)
+{
+    pthread_mutex_lock(&pool->lock);
+    c->next = pool->free;
+    pool->free = c;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+/* Our policy (websocket.h): an empty window both ways, any window size the client asks. */
+static const up_ws_deflate_policy_t deflate_policy = {1, 1, 1, 0};
 
 static up_ws_t *ws_of(up_conn_t *conn)
 {
@@ -68,32 +136,76 @@ void up_ws_loop_refuse(up_conn_t *conn, up_ws_handshake_result_t result)
     up_response_finish(conn);
 }
 
-int up_ws_lent_start_accept(up_conn_t *conn)
+/* The request's Sec-WebSocket-Extensions field lines, at most max of them. */
+static size_t extension_offers(const up_http1_request_t *head, up_slice_t *values, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < head->num_headers && n < max; i++) {
+        const up_http1_header_t *h = &head->headers[i];
+        if (h->name.len == 24 && UP_LOWER_EQ(h->name.base, 24, "sec-websocket-extensions"))
+            values[n++] = h->value;
+    }
+    return n;
+}
+
+up_ws_t *up_ws_lent_start_accept(up_conn_t *conn, const up_ws_settings_t *settings)
 {
     if (conn->req->upgrade != UP_UPGRADE_WEBSOCKET)
-        return -1;
+        return NULL;
+    up_ws_t *ws = up_calloc(1, sizeof(*ws));
+    ws->max_message = settings->max_message;
+    atomic_init(&ws->ping_ms, settings->ping_ms);
+    pthread_mutex_init(&ws->send_lock, NULL);
     char accept[UP_WS_ACCEPT_LEN + 1];
     up_ws_accept_key(conn->req->ws_key.base, conn->req->ws_key.len, accept);
     up_response_start(conn, 101);
     up_response_add_header(conn, "upgrade", 7, "websocket", 9);
     up_response_add_header(conn, "connection", 10, "Upgrade", 7);
     up_response_add_header(conn, "sec-websocket-accept", 20, accept, UP_WS_ACCEPT_LEN);
+    if (settings->compressors != NULL) {
+        up_slice_t offers[8];
+        size_t n = extension_offers(&conn->req->head, offers, 8);
+        char extension[UP_WS_DEFLATE_RESPONSE_MAX];
+        size_t len = n == 0 ? 0
+                            : up_ws_deflate_negotiate(&deflate_policy, offers, n, &ws->params,
+                                                      extension, sizeof(extension));
+        if (len > 0) {
+            up_response_add_header(conn, "sec-websocket-extensions", 24, extension, len);
+            ws->compressors = settings->compressors;
+            up_ws_inflater_init(&ws->inflater, &ws->params,
+                                ws->max_message > 0 ? (size_t)ws->max_message : SIZE_MAX);
+            up_ws_deflater_init(&ws->deflater, &ws->params);
+        }
+    }
+    return ws;
+}
+
+int up_ws_lent_accept(up_conn_t *conn, up_ws_t *ws, const up_upgrade_events_t *events, void *user)
+{
+    if (up_response_end_head(conn, -1) != UP_RESPONSE_OK) {
+        up_ws_discard(ws);
+        return -1;
+    }
+    ws->events = events;
+    ws->user = user;
+    up_http1_switch_protocol(conn, &up_websocket_protocol, ws);
     return 0;
 }
 
-int up_ws_lent_accept(up_conn_t *conn, const up_ws_settings_t *settings,
-                      const up_upgrade_events_t *events, void *user)
+void up_ws_discard(up_ws_t *ws)
 {
-    if (up_response_end_head(conn, -1) != UP_RESPONSE_OK)
-        return -1;
-    up_ws_t *ws = up_calloc(1, sizeof(*ws));
-    ws->events = events;
-    ws->user = user;
-    ws->max_message = settings->max_message;
-    atomic_init(&ws->ping_ms, settings->ping_ms);
-    pthread_mutex_init(&ws->send_lock, NULL);
-    up_http1_switch_protocol(conn, &up_websocket_protocol, ws);
-    return 0;
+    if (ws->params.enabled) {
+        up_ws_inflater_dispose(&ws->inflater);
+        up_ws_deflater_dispose(&ws->deflater);
+    }
+    pthread_mutex_destroy(&ws->send_lock);
+    free(ws);
+}
+
+int up_ws_loop_takes_shared_deflate(up_conn_t *conn)
+{
+    up_ws_t *ws = ws_of(conn);
+    return ws->params.enabled && up_ws_deflate_accepts_shared(&ws->params, 15);
 }
 
 /* ---------------------------------------------------------------- writing frames */
@@ -139,6 +251,19 @@ void up_ws_loop_close(up_conn_t *conn, unsigned code, const char *reason)
     loop_close(conn, code, reason);
 }
 
+/* The message compressed for this connection into *z (send_lock held): 1 when it goes with
+ * RSV1, 0 when as it is. */
+static int compress(up_ws_t *ws, up_buffer_pool_t *pool, const char *data, size_t len,
+                    up_buffer_t *z)
+{
+    if (!ws->params.enabled)
+        return 0;
+    compressor_t *c = take_compressor(ws->compressors);
+    int r = up_ws_deflate(&ws->deflater, &c->c, data, len, z, pool);
+    give_compressor(ws->compressors, c);
+    return r;
+}
+
 static int send_frame(up_conn_t *conn, int opcode, const char *data, up_shared_t *shared,
                       size_t offset, size_t len)
 {
@@ -149,11 +274,21 @@ static int send_frame(up_conn_t *conn, int opcode, const char *data, up_shared_t
     if (atomic_load(&ws->close_request) != 0)
         return -1; /* closing: nothing may follow the Close */
     pthread_mutex_lock(&ws->send_lock);
-    append_header(&q, pool, opcode, len);
-    if (shared != NULL)
-        up_outq_append_shared(&q, shared, offset, len);
-    else if (len > 0)
-        up_outq_append(&q, pool, data, len);
+    up_buffer_t z = {0};
+    const char *bytes = shared != NULL ? shared->base + offset : data;
+    if (compress(ws, pool, bytes, len, &z)) {
+        uint8_t header[UP_WS_MAX_HEADER];
+        size_t n = up_ws_frame_header(header, 1, 1, opcode, z.len);
+        up_outq_append(&q, pool, header, n);
+        up_outq_append(&q, pool, z.base, z.len);
+        up_buffer_release(&z, pool);
+    } else {
+        append_header(&q, pool, opcode, len);
+        if (shared != NULL)
+            up_outq_append_shared(&q, shared, offset, len);
+        else if (len > 0)
+            up_outq_append(&q, pool, data, len);
+    }
     /* Counted first: the loop may drain it before this thread gets back here. */
     atomic_fetch_add(&ws->writes, 1);
     int r = up_conn_any_post(conn, &q);
@@ -240,12 +375,64 @@ static void grow_message(up_ws_t *ws, size_t n)
     ws->msg_cap = cap;
 }
 
+/* Hands the whole message to the binding; 1 when reading is to stop (the binding is behind). */
+static int deliver(up_conn_t *conn, up_upgrade_message_t *msg)
+{
+    up_ws_t *ws = ws_of(conn);
+    ws->utf8 = 0;
+    if (atomic_fetch_add(&ws->inbound, msg->len) + msg->len >= UP_WS_MAX_INBOUND)
+        ws->paused = 1;
+    if (ws->events->on_message != NULL)
+        ws->events->on_message(conn, ws->user, msg);
+    else
+        free(msg);
+    return ws->paused; /* stop reading past the limit: the rest stays in _rbuf */
+}
+
+/* A run of a compressed message (RFC 7692 §6.2): inflated as it comes, bounded by the limit
+ * while inflating, its text checked as it comes out. */
+static int on_compressed(up_conn_t *conn, int opcode, const char *data, size_t len,
+                         int message_fin)
+{
+    up_ws_t *ws = ws_of(conn);
+    size_t before = ws->inflated.len;
+    up_ws_inflate_result_t r =
+        up_ws_inflate(&ws->inflater, data, len, message_fin, &ws->inflated, &conn->server->pool);
+    if (r != UP_WS_INFLATE_OK) {
+        up_ws_reader_fail(&ws->reader, (uint16_t)up_ws_inflate_close_code(r),
+                          r == UP_WS_INFLATE_TOO_BIG ? "message too big"
+                                                     : "invalid compressed data");
+        return 1;
+    }
+    size_t added = ws->inflated.len - before;
+    if (opcode == UP_WS_OP_TEXT && added > 0 &&
+        up_utf8_validate(&ws->utf8, ws->inflated.base + before, added) != added) {
+        up_ws_reader_fail(&ws->reader, UP_WS_CLOSE_INVALID_PAYLOAD, "invalid UTF-8 in a text message");
+        return 1;
+    }
+    if (!message_fin)
+        return 0;
+    if (opcode == UP_WS_OP_TEXT && !up_utf8_complete(ws->utf8)) {
+        up_ws_reader_fail(&ws->reader, UP_WS_CLOSE_INVALID_PAYLOAD, "text message ends inside a character");
+        return 1;
+    }
+    up_upgrade_message_t *msg = up_malloc(sizeof(*msg) + ws->inflated.len);
+    msg->len = ws->inflated.len;
+    msg->binary = opcode == UP_WS_OP_BINARY;
+    if (msg->len > 0)
+        memcpy(msg->data, ws->inflated.base, msg->len);
+    ws->inflated.len = 0;
+    up_buffer_release(&ws->inflated, &conn->server->pool);
+    return deliver(conn, msg);
+}
+
 static int ws_on_data(void *user, int opcode, int compressed, const char *data, size_t len,
                       int message_fin)
 {
     up_conn_t *conn = user;
     up_ws_t *ws = ws_of(conn);
-    (void)compressed; /* the reader refuses RSV1 until permessage-deflate is negotiated */
+    if (compressed)
+        return on_compressed(conn, opcode, data, len, message_fin);
     if (opcode == UP_WS_OP_TEXT && up_utf8_validate(&ws->utf8, data, len) != len) {
         up_ws_reader_fail(&ws->reader, UP_WS_CLOSE_INVALID_PAYLOAD, "invalid UTF-8 in a text message");
         return 1;
@@ -267,14 +454,7 @@ static int ws_on_data(void *user, int opcode, int compressed, const char *data, 
     msg->binary = opcode == UP_WS_OP_BINARY;
     ws->msg = NULL;
     ws->msg_cap = 0;
-    ws->utf8 = 0;
-    if (atomic_fetch_add(&ws->inbound, msg->len) + msg->len >= UP_WS_MAX_INBOUND)
-        ws->paused = 1;
-    if (ws->events->on_message != NULL)
-        ws->events->on_message(conn, ws->user, msg);
-    else
-        free(msg);
-    return ws->paused; /* stop reading past the limit: the rest stays in _rbuf */
+    return deliver(conn, msg);
 }
 
 static int ws_on_control(void *user, int opcode, const char *payload, size_t len)
@@ -319,7 +499,8 @@ static void arm_ping(up_conn_t *conn)
 static void ws_on_start(up_conn_t *conn)
 {
     up_ws_t *ws = ws_of(conn);
-    up_ws_reader_init(&ws->reader, &reader_callbacks, conn, ws->max_message, 0);
+    up_ws_reader_init(&ws->reader, &reader_callbacks, conn, ws->max_message,
+                      ws->params.enabled ? UP_WS_READER_DEFLATE : 0);
     up_conn_loop_want_read(conn, 1);
     arm_ping(conn);
     if (ws->events->on_open != NULL)
@@ -419,6 +600,7 @@ static void ws_on_close(up_conn_t *conn)
     up_ws_t *ws = ws_of(conn);
     free(ws->msg);
     ws->msg = NULL;
+    up_buffer_release(&ws->inflated, &conn->server->pool);
     if (ws->close_code == 0)
         ws->close_code = UP_WS_CLOSE_ABNORMAL;
     if (ws->events->on_close != NULL)
@@ -427,9 +609,7 @@ static void ws_on_close(up_conn_t *conn)
 
 static void ws_on_free(up_conn_t *conn)
 {
-    up_ws_t *ws = ws_of(conn);
-    pthread_mutex_destroy(&ws->send_lock);
-    free(ws);
+    up_ws_discard(ws_of(conn));
 }
 
 const up_protocol_t up_websocket_protocol = {

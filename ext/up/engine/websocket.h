@@ -20,10 +20,20 @@
 #include "websocket_frame.h"
 #include "websocket_handshake.h"
 
+typedef struct up_ws_compressors_t up_ws_compressors_t;
+
 typedef struct up_ws_settings_t {
     uint64_t max_message; /* bytes of a message, all frames: past it, close 1009 (0: no limit) */
     unsigned ping_ms;     /* idle this long: ping; idle as long again: close 1001 (0: never) */
+    /* permessage-deflate (RFC 7692) for clients that offer it, when not NULL: compressors
+     * shared by the server's connections (up_ws_compressors_new). Every message is then
+     * compressed with an empty window (server_no_context_takeover) and clients are asked to do
+     * the same (client_no_context_takeover): a connection keeps no zlib stream between
+     * messages, so 10,000 of them cost no more memory than without. */
+    up_ws_compressors_t *compressors;
 } up_ws_settings_t;
+
+typedef struct up_ws_t up_ws_t;
 
 #define UP_WS_DEFAULT_MAX_MESSAGE (16 * 1024 * 1024)
 #define UP_WS_DEFAULT_PING_MS 40000
@@ -36,13 +46,25 @@ extern const up_protocol_t up_websocket_protocol;
 /* ---- the request that upgrades (the borrower of its exchange) ---------------------------- */
 
 /* Answers the lent request with 101 Switching Protocols and makes the connection a WebSocket
- * once that is written. The caller started nothing yet; it may add its own fields (cookies, the
- * chosen Sec-WebSocket-Protocol) with up_response_add_header between up_ws_lent_start_accept
- * and up_ws_lent_accept. events and user are the binding's (upgrade.h); settings are copied.
- * Returns 0, or -1 when the request is not a valid WebSocket handshake (nothing was written). */
-int up_ws_lent_start_accept(up_conn_t *conn);
-int up_ws_lent_accept(up_conn_t *conn, const up_ws_settings_t *settings,
-                      const up_upgrade_events_t *events, void *user);
+ * once that is written. start writes the 101's own fields (the accept key, a negotiated
+ * permessage-deflate) and returns the connection's WebSocket state, or NULL when the request
+ * is not a valid handshake (nothing was written); the caller may then add its own fields
+ * (cookies, the chosen Sec-WebSocket-Protocol) with up_response_add_header, and ends with
+ * accept (events and user are the binding's, upgrade.h; it returns 0, or -1 and ws is gone)
+ * or, when it gives up, discard. settings are copied. */
+up_ws_t *up_ws_lent_start_accept(up_conn_t *conn, const up_ws_settings_t *settings);
+int up_ws_lent_accept(up_conn_t *conn, up_ws_t *ws, const up_upgrade_events_t *events, void *user);
+void up_ws_discard(up_ws_t *ws);
+
+/* ---- compressors -------------------------------------------------------------------------- */
+
+/* A server's zlib compressors for permessage-deflate, lent to one thread at a time. Any
+ * thread. */
+up_ws_compressors_t *up_ws_compressors_new(void);
+void up_ws_compressors_free(up_ws_compressors_t *pool);
+/* Whether conn negotiated permessage-deflate with a window that takes a message compressed by
+ * up_ws_compress at 15 bits (a broadcast's shared compressed frame). Loop thread. */
+int up_ws_loop_takes_shared_deflate(up_conn_t *conn);
 
 /* ---- any thread holding a reference ------------------------------------------------------ */
 

@@ -364,7 +364,8 @@ void up_rb_clients_drain(up_rb_server_t *srv)
 
 /* Fields of the app's that the upgrade's own head replaces. */
 static const char *const ws_owned[] = {"content-type", "content-length", "transfer-encoding",
-                                       "connection", "upgrade", "sec-websocket-accept", NULL};
+                                       "connection", "upgrade", "sec-websocket-accept",
+                                       "sec-websocket-extensions", NULL};
 static const char *const sse_owned[] = {"content-type", "content-length", "transfer-encoding",
                                         "connection", "cache-control", NULL};
 
@@ -412,14 +413,17 @@ int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE respons
         return 0; /* a refused upgrade: the app's response goes as it is */
     VALUE self = new_client(srv, conn, env, handler, kind);
     up_rb_client_t *c = get(self);
+    up_ws_t *ws = NULL;
     if (kind == UP_UPGRADE_WEBSOCKET)
-        up_ws_lent_start_accept(conn);
+        ws = up_ws_lent_start_accept(conn, &srv->ws_settings);
     else
         up_sse_lent_start_accept(conn);
     VALUE message = Qnil;
     if (up_rb_add_headers_except(conn, RARRAY_AREF(response, 1),
                                  kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned,
                                  &message) != 0) {
+        if (ws != NULL)
+            up_ws_discard(ws);
         up_response_rollback(conn);
         up_rb_report(srv, rb_exc_new_str(rb_eRuntimeError, message), env);
         up_response_send_simple(conn, 500, "Internal Server Error: the app's response was invalid",
@@ -428,7 +432,7 @@ int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE respons
         return 1;
     }
     int r = kind == UP_UPGRADE_WEBSOCKET
-                ? up_ws_lent_accept(conn, &srv->ws_settings, &events, c)
+                ? up_ws_lent_accept(conn, ws, &events, c)
                 : up_sse_lent_accept(conn, srv->sse_heartbeat_ms, &events, c);
     if (r != 0) {
         c->closed = 1;

@@ -47,6 +47,7 @@ static void server_free(void *p)
     /* After the loop: its last references to connections went with it. */
     if (srv->pubsub != NULL)
         up_pubsub_free(srv->pubsub);
+    up_ws_compressors_free(srv->ws_settings.compressors);
     pthread_mutex_destroy(&srv->queue_lock);
     pthread_cond_destroy(&srv->queue_cond);
     pthread_cond_destroy(&srv->watchdog_cond);
@@ -208,6 +209,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
     srv->ws_settings.max_message = opt_u64(options, "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
     srv->ws_settings.ping_ms = opt_ms_or_never(options, "ws_ping", UP_WS_DEFAULT_PING_MS);
+    if (RTEST(opt(options, "ws_deflate")))
+        srv->ws_settings.compressors = up_ws_compressors_new();
     srv->sse_heartbeat_ms =
         opt_ms_or_never(options, "sse_heartbeat", UP_SSE_DEFAULT_HEARTBEAT_MS);
     /* A native thread runs the loop for good (README, Threads: --io-thread). */
