@@ -188,6 +188,30 @@ class TestPubSub < Minitest::Test
     assert_includes out, "data: a\ndata: b\n\n"
   end
 
+  # Up::Server#stats (the control endpoint's per worker) counts upgraded connections,
+  # subscriptions and messages.
+  def test_stats_count_connections_subscriptions_and_messages
+    server = start_server(app(@events))
+    a = subscriber("c=s1,s2")
+    b = subscriber("c=s1")
+    a.text("s1:hello")
+    assert_equal "hello", a.read_message.payload
+    assert_equal "hello", b.read_message.payload
+    stats = server.server.stats
+    assert_equal 2, stats[:websockets]
+    assert_equal 0, stats[:event_streams]
+    assert_equal 3, stats[:subscriptions]
+    assert_equal 1, stats[:messages_in]
+    assert_equal 2, stats[:messages_out], "two deliveries"
+    assert_equal 1, stats[:published]
+    a.close(1000)
+    a.read_message
+    Timeout.timeout(5) { Thread.pass until server.server.stats[:websockets] == 1 }
+    assert_equal 1, server.server.stats[:subscriptions], "a's ended with it"
+  ensure
+    [a, b].each { |ws| ws&.close_socket }
+  end
+
   # A subscriber that reads nothing: once the kernel's buffers are full and --ws-max-pending
   # more waits, it gets 1008 behind what it has and is no longer written to; the publisher and
   # the other subscriber never wait for it.

@@ -85,6 +85,7 @@ module Up
         pid: Process.pid, workers: @worker_count, phase: @phase,
         booted_workers: handles.count { |h| h.booted? && !h.stopping? },
         old_workers: handles.count { |h| h.phase < @phase },
+        pubsub: PubSub.stats.merge(dropped_for_workers: @hub&.dropped.to_i),
         worker_status: handles.sort_by(&:index).map { |h| worker_status(h) }
       )
     end

@@ -164,6 +164,15 @@ module Up
         end
       end
 
+      # For the control endpoint: the channels heard of and each attached engine's own stats
+      # (a Redis engine's reconnects, messages dropped while it was down).
+      def stats
+        @lock.synchronize do
+          { channels: @interest.size,
+            engines: @engines.map { |e| { engine: e.class.name }.merge(e.respond_to?(:stats) ? e.stats : {}) } }
+        end
+      end
+
       def cluster_link=(link)
         @lock.synchronize { @cluster_link = link }
       end

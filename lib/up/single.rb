@@ -39,7 +39,7 @@ module Up
 
     # For the control endpoint: this process's server.
     def stats
-      stats_header.merge(workers: 1, pid: Process.pid, **(@server ? @server.stats : {}))
+      stats_header.merge(workers: 1, pid: Process.pid, pubsub: PubSub.stats, **(@server ? @server.stats : {}))
     end
 
     # Graceful stop, also from another thread (rackup's shutdown); timeout 0 for QUIT. New

@@ -146,6 +146,8 @@ typedef struct up_rb_server_t {
     /* Upgraded connections' clients (client.c), marked by the server; touched with the GVL. */
     struct up_rb_client_t *clients;
     VALUE server_client; /* runs Up.subscribe blocks (subscription.c); nil until one */
+    /* For stats: upgraded connections open now, messages received and written. Any thread. */
+    atomic_long websockets_open, sse_open, messages_in, messages_out;
     up_pubsub_t *pubsub; /* this server's subscriptions (engine pubsub.h) */
     up_ws_settings_t ws_settings;
     unsigned sse_heartbeat_ms;

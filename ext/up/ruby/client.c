@@ -188,6 +188,7 @@ static void on_open(up_conn_t *conn, void *user)
 static void on_message(up_conn_t *conn, void *user, up_upgrade_message_t *msg)
 {
     (void)conn;
+    atomic_fetch_add(&((up_rb_client_t *)user)->srv->messages_in, 1);
     push_event(user, EV_MESSAGE, 0, msg);
 }
 
@@ -258,8 +259,12 @@ static VALUE message_string(const up_upgrade_message_t *msg)
 static void finish(up_rb_client_t *c)
 {
     c->closed = 1;
-    if (c->srv != NULL)
+    if (c->srv != NULL) {
         unlink_client(c);
+        atomic_fetch_sub(c->protocol == UP_UPGRADE_WEBSOCKET ? &c->srv->websockets_open
+                                                             : &c->srv->sse_open,
+                         1);
+    }
     if (c->conn != NULL) {
         up_conn_release(c->conn);
         c->conn = NULL;
@@ -440,6 +445,7 @@ int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE respons
     }
     up_conn_retain(conn);
     c->conn = conn;
+    atomic_fetch_add(kind == UP_UPGRADE_WEBSOCKET ? &srv->websockets_open : &srv->sse_open, 1);
     c->next = srv->clients;
     if (srv->clients != NULL)
         srv->clients->prev = c;
@@ -519,7 +525,10 @@ static VALUE Client_write(int argc, VALUE *argv, VALUE self)
             rb_raise(rb_eArgError, "an event's name and id may not hold a line break or NUL");
     }
     RB_GC_GUARD(data);
-    return r == 0 ? Qtrue : Qfalse;
+    if (r != 0)
+        return Qfalse;
+    atomic_fetch_add(&c->srv->messages_out, 1);
+    return Qtrue;
 }
 
 static VALUE Client_close(VALUE self)

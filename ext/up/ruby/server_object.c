@@ -341,7 +341,11 @@ void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms)
  *   busy: threads in a request, threads: app threads, awake: threads not asleep waiting to be
  *   woken, promotions and demotions: how often the watchdog woke a thread and sent one back
  *   to sleep, loop_takeovers: how often the watchdog ran the loop while every app thread was
- *   in the app (watchdog.c) }. Any thread. */
+ *   in the app (watchdog.c), websockets and event_streams: open now, messages_in: WebSocket
+ *   messages received, messages_out: messages written (client writes and pub/sub
+ *   deliveries), subscriptions: now, published: messages fanned out here,
+ *   slow_subscribers_closed: subscribers closed for falling --ws-max-pending behind }. Any
+ *   thread. */
 static VALUE Server_stats(VALUE self)
 {
     up_rb_server_t *srv = get(self);
@@ -361,6 +365,16 @@ static VALUE Server_stats(VALUE self)
     rb_hash_aset(h, ID2SYM(rb_intern("promotions")), ULONG2NUM(promotions));
     rb_hash_aset(h, ID2SYM(rb_intern("demotions")), ULONG2NUM(demotions));
     rb_hash_aset(h, ID2SYM(rb_intern("loop_takeovers")), ULONG2NUM(sittings));
+    up_pubsub_stats_t ps;
+    up_pubsub_any_stats(srv->pubsub, &ps);
+    rb_hash_aset(h, ID2SYM(rb_intern("websockets")), LONG2NUM(atomic_load(&srv->websockets_open)));
+    rb_hash_aset(h, ID2SYM(rb_intern("event_streams")), LONG2NUM(atomic_load(&srv->sse_open)));
+    rb_hash_aset(h, ID2SYM(rb_intern("messages_in")), LONG2NUM(atomic_load(&srv->messages_in)));
+    rb_hash_aset(h, ID2SYM(rb_intern("messages_out")),
+                 ULL2NUM((unsigned long long)atomic_load(&srv->messages_out) + ps.delivered));
+    rb_hash_aset(h, ID2SYM(rb_intern("subscriptions")), ULL2NUM(ps.subscriptions));
+    rb_hash_aset(h, ID2SYM(rb_intern("published")), ULL2NUM(ps.published));
+    rb_hash_aset(h, ID2SYM(rb_intern("slow_subscribers_closed")), ULL2NUM(ps.slow_closed));
     return h;
 }
 
