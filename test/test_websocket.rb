@@ -104,6 +104,19 @@ class TestWebSocket < Minitest::Test
     ws&.close_socket
   end
 
+  # RFC 6455 §4.2.2: only an offered subprotocol may be chosen (a client fails the
+  # connection on another); one the client did not offer is left out and logged.
+  def test_a_subprotocol_the_client_did_not_offer_is_left_out
+    server = start_server(upgrade_app(Recorder.new, headers: { "sec-websocket-protocol" => "nope" }))
+    ws = WSClient.open(@port, headers: { "Sec-WebSocket-Protocol" => "chat" })
+    refute_match(/sec-websocket-protocol/i, ws.response_head)
+    ws2 = WSClient.open(@port)
+    refute_match(/sec-websocket-protocol/i, ws2.response_head, "none offered: none chosen")
+    Timeout.timeout(5) { Thread.pass until server.log_text.include?("did not offer") }
+  ensure
+    [ws, ws2].each { |c| c&.close_socket }
+  end
+
   def test_a_status_of_300_or_more_refuses_the_upgrade
     events = Queue.new
     start_server(upgrade_app(Recorder.new(events), status: 403))

@@ -152,8 +152,11 @@ module Up
         o.on("--ws-max-pending BYTES", Integer, "A subscriber this far behind is closed with 1008 (#{DEFAULTS[:ws_max_pending]})") do |v|
           options[:ws_max_pending] = v
         end
-        o.on("--[no-]ws-deflate", "Compress WebSocket messages for clients that offer permessage-deflate (off)") do |v|
-          options[:ws_deflate] = v
+        o.on("--ws-deflate", "Compress WebSocket messages for clients that offer permessage-deflate") do
+          options[:ws_deflate] = true
+        end
+        o.on("--no-ws-deflate", "Send WebSocket messages as they are (the default: compressing costs CPU)") do
+          options[:ws_deflate] = false
         end
         o.separator ""
         o.on("-v", "--version", "Print the version") do

@@ -675,6 +675,60 @@ static void test_plain_request_is_not_an_event_stream(void)
     harness_stop(&h);
 }
 
+/* A client that pings and never reads: the pongs it does not take stay bounded, because the
+ * server stops reading it (the rest of its pings wait in the kernel). */
+typedef struct pinger_t {
+    int fd;
+    atomic_int stop;
+    size_t sent;
+    pthread_t thread;
+} pinger_t;
+
+static void *pinger_run(void *arg)
+{
+    pinger_t *p = arg;
+    char ping[128];
+    size_t n = masked(ping, 1, UP_WS_OP_PING, "0123456789012345678901234567890123456789"
+                                               "0123456789012345678901234567890123456789"
+                                               "0123456789012345678901234567890123456789",
+                      120);
+    while (!atomic_load(&p->stop)) {
+        ssize_t r = send(p->fd, ping, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r > 0)
+            p->sent += (size_t)r;
+        else
+            usleep(1000);
+    }
+    return NULL;
+}
+
+static void test_pongs_a_client_does_not_read_stay_bounded(void)
+{
+    harness_t h;
+    start(&h);
+    ws_client_t w;
+    ws_open(&h, &w);
+    for (int i = 0; i < 5 && app.conn == NULL; i++)
+        harness_turn(&h, 1);
+    pinger_t p = {w.c.fd, 0, 0, 0};
+    pthread_create(&p.thread, NULL, pinger_run, &p);
+    uint64_t max_backlog = 0;
+    for (int i = 0; i < 1500; i++) {
+        harness_turn(&h, 1);
+        uint64_t b = up_conn_any_backlog(app.conn);
+        if (b > max_backlog)
+            max_backlog = b;
+    }
+    atomic_store(&p.stop, 1);
+    pthread_join(p.thread, NULL);
+    /* The limit, and the pongs of the reads that crossed it (a read buffer's worth each). */
+    CHECK(max_backlog <= UP_CONN_BACKLOG_LIMIT + 2 * UP_BUFFER_CHUNK,
+          "the server held %llu bytes of pongs after %zu bytes of pings",
+          (unsigned long long)max_backlog, p.sent);
+    client_close(&w.c);
+    harness_stop(&h);
+}
+
 /* ---------------------------------------------------------------- permessage-deflate */
 
 /* Raw DEFLATE of data with the trailing 00 00 ff ff taken off (RFC 7692 §7.2.1). */
@@ -827,6 +881,7 @@ int main(void)
     test_stop_calls_on_shutdown();
     test_event_stream_frames_events_and_beats();
     test_plain_request_is_not_an_event_stream();
+    test_pongs_a_client_does_not_read_stay_bounded();
     test_deflated_messages_both_ways();
     test_decompression_bomb_closes_1009();
     test_deflate_off_declines_the_offer();

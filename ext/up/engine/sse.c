@@ -158,6 +158,8 @@ long up_sse_any_pending(up_conn_t *conn)
 static void sse_on_start(up_conn_t *conn)
 {
     up_sse_t *sse = sse_of(conn);
+    conn->_rpos = 0; /* nothing after the request is the stream's: an idle one holds no buffer */
+    up_buffer_release(&conn->_rbuf, &conn->server->pool);
     up_conn_loop_want_read(conn, 1);
     up_conn_loop_set_idle_timer(conn, sse->heartbeat_ms);
     if (sse->events->on_open != NULL)

@@ -29,6 +29,7 @@ struct up_ws_t {
     unsigned sent_close : 1;     /* our Close is queued: nothing may follow it (§5.5.1) */
     unsigned ping_outstanding : 1;
     unsigned paused : 1;         /* not reading: UP_WS_MAX_INBOUND is with the binding */
+    unsigned output_full : 1;    /* not reading: the client does not take what we send */
     unsigned close_code;         /* what on_close reports */
     unsigned ping_ms_armed;      /* the idle timer's duration now */
     /* Any thread. */
@@ -499,6 +500,11 @@ static void arm_ping(up_conn_t *conn)
 static void ws_on_start(up_conn_t *conn)
 {
     up_ws_t *ws = ws_of(conn);
+    if (conn->_rpos == conn->_rbuf.len) {
+        /* The handshake's buffer: an idle WebSocket holds none. */
+        conn->_rpos = 0;
+        up_buffer_release(&conn->_rbuf, &conn->server->pool);
+    }
     up_ws_reader_init(&ws->reader, &reader_callbacks, conn, ws->max_message,
                       ws->params.enabled ? UP_WS_READER_DEFLATE : 0);
     up_conn_loop_want_read(conn, 1);
@@ -536,7 +542,11 @@ static void ws_on_read(up_conn_t *conn)
     } else {
         up_conn_loop_compact_input(conn);
     }
-    up_conn_loop_want_read(conn, !ws->paused && !ws->sent_close);
+    /* A client that sends (pings, say) and never reads would grow our output without bound:
+     * past the limit, its input waits in the kernel until it takes what we sent. */
+    if (up_conn_any_backlog(conn) > UP_CONN_BACKLOG_LIMIT)
+        ws->output_full = 1;
+    up_conn_loop_want_read(conn, !ws->paused && !ws->output_full && !ws->sent_close);
 }
 
 static void ws_on_notify(up_conn_t *conn)
@@ -547,7 +557,7 @@ static void ws_on_notify(up_conn_t *conn)
         if (conn->_rbuf.len > conn->_rpos)
             ws_on_read(conn); /* what was read before the pause */
         else
-            up_conn_loop_want_read(conn, !ws->sent_close);
+            up_conn_loop_want_read(conn, !ws->output_full && !ws->sent_close);
     }
     if (atomic_load(&ws->ping_ms) != ws->ping_ms_armed && !ws->sent_close)
         arm_ping(conn);
@@ -556,6 +566,13 @@ static void ws_on_notify(up_conn_t *conn)
 static void ws_on_drained(up_conn_t *conn)
 {
     up_ws_t *ws = ws_of(conn);
+    if (ws->output_full) {
+        ws->output_full = 0;
+        if (conn->_rbuf.len > conn->_rpos)
+            ws_on_read(conn); /* what was read before it stopped */
+        else
+            up_conn_loop_want_read(conn, !ws->paused && !ws->sent_close);
+    }
     atomic_store(&ws->writes, 0);
     if (atomic_exchange(&ws->drain_wanted, 0) && !ws->sent_close &&
         ws->events->on_drained != NULL)

@@ -167,7 +167,8 @@ static inline int up_ws_reader_in_message(const up_ws_reader_t *r)
 int up_ws_close_code_valid(unsigned code);
 
 /* Checks a received Close payload and splits it. An empty payload is a Close without a code:
- * *code is UP_WS_CLOSE_NO_STATUS (1005) and the server answers with 1000. Otherwise the payload
+ * *code is UP_WS_CLOSE_NO_STATUS (1005) and the server answers with an empty Close too (its
+ * code echoed, §5.5.1). Otherwise the payload
  * is a valid code (up_ws_close_code_valid) and a UTF-8 reason (*reason points into payload,
  * possibly empty).
  *

@@ -17,9 +17,10 @@
 #include <ruby/encoding.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "client.h"
 
-static VALUE cClient, sym_websocket, sym_sse;
+static VALUE cClient, sym_websocket, sym_sse, str_protocol;
 static ID id_on_open, id_on_message, id_on_drained, id_on_shutdown, id_on_close;
 static ID id_event, id_id;
 
@@ -371,8 +372,28 @@ void up_rb_clients_drain(up_rb_server_t *srv)
 static const char *const ws_owned[] = {"content-type", "content-length", "transfer-encoding",
                                        "connection", "upgrade", "sec-websocket-accept",
                                        "sec-websocket-extensions", NULL};
+static const char *const ws_owned_and_protocol[] = {
+    "content-type", "content-length", "transfer-encoding", "connection", "upgrade",
+    "sec-websocket-accept", "sec-websocket-extensions", "sec-websocket-protocol", NULL};
 static const char *const sse_owned[] = {"content-type", "content-length", "transfer-encoding",
                                         "connection", "cache-control", NULL};
+
+/* Whether the subprotocol the app chose, if any, is one the client offered: RFC 6455 §4.2.2
+ * lets the server pick only among those (a client fails the connection otherwise). */
+static int subprotocol_offered(up_conn_t *conn, VALUE headers)
+{
+    VALUE chosen = RB_TYPE_P(headers, T_HASH) ? rb_hash_lookup2(headers, str_protocol, Qnil) : Qnil;
+    if (!RB_TYPE_P(chosen, T_STRING))
+        return 1;
+    const up_http1_request_t *head = &conn->req->head;
+    for (size_t i = 0; i < head->num_headers; i++) {
+        const up_http1_header_t *h = &head->headers[i];
+        if (h->name.len == 22 && strncasecmp(h->name.base, "sec-websocket-protocol", 22) == 0 &&
+            up_ws_list_contains(h->value, RSTRING_PTR(chosen), (size_t)RSTRING_LEN(chosen), 0))
+            return 1;
+    }
+    return 0;
+}
 
 static VALUE new_client(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE handler,
                         up_upgrade_kind_t protocol)
@@ -424,9 +445,14 @@ int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE respons
     else
         up_sse_lent_start_accept(conn);
     VALUE message = Qnil;
-    if (up_rb_add_headers_except(conn, RARRAY_AREF(response, 1),
-                                 kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned,
-                                 &message) != 0) {
+    const char *const *owned = kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned;
+    if (kind == UP_UPGRADE_WEBSOCKET && !subprotocol_offered(conn, RARRAY_AREF(response, 1))) {
+        up_rb_on_log("the app chose a WebSocket subprotocol the client did not offer; it is left "
+                     "out of the 101 (RFC 6455 §4.2.2)",
+                     srv);
+        owned = ws_owned_and_protocol;
+    }
+    if (up_rb_add_headers_except(conn, RARRAY_AREF(response, 1), owned, &message) != 0) {
         if (ws != NULL)
             up_ws_discard(ws);
         up_response_rollback(conn);
@@ -640,6 +666,8 @@ void up_rb_init_client(VALUE mUp)
     rb_define_method(cClient, "pubsub?", Client_pubsub_p, 0);
     sym_websocket = ID2SYM(rb_intern("websocket"));
     sym_sse = ID2SYM(rb_intern("sse"));
+    str_protocol = rb_obj_freeze(rb_str_new_cstr("sec-websocket-protocol"));
+    rb_gc_register_mark_object(str_protocol);
     id_on_open = rb_intern("on_open");
     id_on_message = rb_intern("on_message");
     id_on_drained = rb_intern("on_drained");
