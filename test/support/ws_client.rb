@@ -102,9 +102,11 @@ class WSClient
     b0, b1 = head.unpack("CC")
     raise "the server masked a frame" if (b1 & 0x80) != 0
 
-    len = b1 & 0x7f
-    len = read_exactly(2).unpack1("n") if len == 126
-    len = read_exactly(8).unpack1("Q>") if len == 127
+    len = case b1 & 0x7f
+          when 126 then read_exactly(2).unpack1("n")
+          when 127 then read_exactly(8).unpack1("Q>")
+          else b1 & 0x7f
+          end
     payload = len.zero? ? +"".b : read_exactly(len)
     raise "the server closed inside a frame" if payload.nil?
 
