@@ -10,8 +10,11 @@
 require_relative "helper"
 require_relative "support/browser"
 require_relative "support/cli_process"
+require_relative "support/stopped_worker"
 
 class TestBrowserChat < Minitest::Test
+  include StoppedWorker
+
   APP = "examples/chat/config.ru"
   # The log's lines as the page shows them.
   LOG = "[...document.querySelectorAll('#log li')].map((li) => li.textContent)"
@@ -91,39 +94,11 @@ class TestBrowserChat < Minitest::Test
     page.wait_until("document.getElementById('say').checkVisibility()")
   end
 
-  # A page whose WebSocket another worker than busy holds. Idle workers wait on the shared
-  # listening socket with an exclusive wake-up (EPOLLEXCLUSIVE), and the kernel wakes the first
-  # one waiting: an idle cluster gives every new connection to the same worker. So busy is
-  # stopped (SIGSTOP) while the page loads and connects: nothing of it waits then, and the
-  # other worker takes the connections; it goes on once the page said which worker it got.
-  # A few tries, in case a connection still landed on busy.
+  # A page whose WebSocket another worker than busy holds: busy is stopped while the page
+  # loads and connects (see StoppedWorker), and goes on once the page said which worker it
+  # got. (Opening pages until one lands elsewhere would not do: an idle cluster gives them all
+  # to one worker.)
   def page_on_another_worker(busy)
-    3.times do
-      page, pid = stopped(busy) { @browser.open_page(@url).then { |p| [p, worker(p)] } }
-      return page if pid != busy
-
-      page.close
-    end
-    flunk "three pages in a row went to worker #{busy}, though it was stopped"
-  end
-
-  # Runs the block with process pid stopped: every one of its threads, not only the first,
-  # is in the stopped state before the block runs; it always goes on after.
-  def stopped(pid)
-    Process.kill(:STOP, pid)
-    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5
-    until all_threads_stopped?(pid)
-      flunk "worker #{pid} did not stop" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-      sleep 0.005
-    end
-    yield
-  ensure
-    Process.kill(:CONT, pid)
-  end
-
-  def all_threads_stopped?(pid)
-    Dir.glob("/proc/#{pid}/task/*/stat").all? { |stat| File.read(stat)[/\) (\S)/, 1] == "T" }
-  rescue Errno::ENOENT
-    false
+    with_worker_stopped(busy) { @browser.open_page(@url).tap { |page| worker(page) } }
   end
 end
