@@ -11,7 +11,7 @@
  * status (103 Early Hints) ends at end_head and a final response may start after it.
  *
  * Everything is queued on conn->_staged by the thread that has the exchange; up_response_send
- * hands it to the loop to be written (otherwise it goes when the exchange is given back). */
+ * hands it to the loop to be written (otherwise it goes when the exchange is returned). */
 
 #include <stddef.h>
 #include <stdint.h>
