@@ -92,6 +92,23 @@ class TestHijack < Minitest::Test
     assert read_until(sock, raw, "echo: lint\n", READ_DEADLINE), raw
   end
 
+  # The env and the IO the hijack callable holds are marked and follow a compaction.
+  def test_hijack_survives_gc_compaction
+    start_server(lambda do |env|
+      io = env["rack.hijack"].call
+      GC.compact
+      again = env["rack.hijack"].call
+      again.write("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n#{again.equal?(io)} #{env["rack.hijack_io"].equal?(io)}")
+      again.close
+      [200, {}, []]
+    end)
+    sock = connect
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    raw = +""
+    read_until_eof(sock, raw, READ_DEADLINE)
+    assert raw.end_with?("\r\n\r\ntrue true"), raw
+  end
+
   def test_rack_hijack_refuses_once_the_request_is_over
     kept = Queue.new
     start_server(lambda do |env|

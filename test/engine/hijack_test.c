@@ -95,7 +95,8 @@ static void *hijacker_run(void *arg)
     }
     up_slice_t unread = up_http1_lent_unread(conn);
     snprintf(h->unread, sizeof(h->unread), "%.*s", (int)unread.len, unread.base);
-    h->hijack_result = up_conn_lent_hijack(conn);
+    /* A partial hijack goes through the response writer (its head can no longer be undone). */
+    h->hijack_result = h->head_pad > 0 ? up_response_hijack(conn) : up_conn_lent_hijack(conn);
     if (h->hijack_result > 0)
         up_loop_wake(conn->server->loop);
     h->fd = -1;

@@ -135,7 +135,7 @@ static void wait_unblock(void *arg)
  * exchange is returned. */
 static int hand_over(up_rb_server_t *srv, up_conn_t *conn)
 {
-    int wake = up_conn_lent_hijack(conn);
+    int wake = up_response_hijack(conn);
     if (wake < 0)
         return -1;
     for (;;) {
@@ -154,6 +154,12 @@ static int hand_over(up_rb_server_t *srv, up_conn_t *conn)
             rb_thread_call_without_gvl(wait_nogvl, &w, wait_unblock, &w);
         }
         rb_thread_check_ints();
+        if (atomic_load(&srv->finished)) {
+            /* No turn will come any more: what the loop has not handed over by now closes
+             * when the exchange is returned. */
+            fd = up_conn_lent_take_socket(conn);
+            return fd >= 0 ? fd : -1;
+        }
     }
 }
 
