@@ -505,6 +505,31 @@ class TestPubSubRedis < Minitest::Test
     assert_equal [0, 0, true], c.engine.stats.values_at(:reconnects, :published, :connected)
   end
 
+  # A worker forked from the master holds copies of the engine's two sockets; after
+  # after_fork_in_child it holds none, and the parent's connections still work.
+  def test_a_forked_child_closes_its_copies_of_the_sockets
+    @redis.start
+    a = server
+    subscribe(a, channels: %w[room])
+    counts = [false, true].map do |forget|
+      reader, writer = IO.pipe
+      pid = fork do
+        reader.close
+        a.engine.after_fork_in_child if forget
+        writer.write(sockets_to_redis(Process.pid).to_s)
+        exit!(0)
+      end
+      writer.close
+      count = reader.read.to_i
+      Process.wait(pid)
+      count
+    end
+    assert_equal [2, 0], counts, "sockets to Redis in the child, without and with after_fork_in_child"
+    b = server
+    b.engine.publish("room", "still here")
+    assert_equal [["room", "still here"]], a.inbox.wait_for("it") { |m| m.size == 1 }
+  end
+
   def test_a_unix_socket_url_works
     @redis.start
     a = server("unix://#{@redis.socket_path}")
@@ -560,6 +585,20 @@ class TestPubSubRedis < Minitest::Test
     until yield
       flunk "timed out waiting for #{what}" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
       sleep 0.01
+    end
+  end
+
+  # How many TCP sockets of process pid are connected to the test's Redis (from /proc).
+  def sockets_to_redis(pid)
+    remote = format("0100007F:%04X", @redis.port)
+    inodes = File.readlines("/proc/net/tcp").drop(1).filter_map do |line|
+      fields = line.split
+      "socket:[#{fields[9]}]" if fields[2] == remote && fields[3] == "01"
+    end
+    Dir.glob("/proc/#{pid}/fd/*").count do |fd|
+      inodes.include?(File.readlink(fd))
+    rescue SystemCallError
+      false
     end
   end
 

@@ -124,10 +124,11 @@ module Up
       # url: redis://[[user]:password@]host[:port][/db] or unix:///path (see Address).
       # deliver: called with (channel, message) for each message this server's subscribers
       # get: from #publish's thread for our own, from the reader thread for other servers'.
+      # By default Up.publish(channel, message, false), which fans out to this server.
       # logger: called with one line (a String) per event worth a log line.
-      def initialize(url, deliver:, logger: ->(line) { $stderr.puts(line) })
+      def initialize(url, deliver: nil, logger: ->(line) { $stderr.puts(line) })
         @address = Address.parse(url)
-        @deliver = deliver
+        @deliver = deliver || ->(channel, message) { Up.publish(channel, message, false) }
         @logger = logger
         @lock = Mutex.new
         @work = ConditionVariable.new  # the writer waits on it for something to send
@@ -224,6 +225,17 @@ module Up
         end
         conns.each { |conn| conn&.close }
         log("closed; #{lost} queued messages dropped") if lost.positive?
+        nil
+      end
+
+      # For a process forked from the one that made the engine (a worker forked by the master):
+      # closes this process's copies of the two sockets, so that a connection the parent drops
+      # really closes (Redis would otherwise keep sending to a subscriber nobody reads), and
+      # makes the copy inert (publish returns false). The parent's connections stay up. Takes
+      # no lock: the parent's threads, which may have held it, do not exist here.
+      def after_fork_in_child
+        @closing = true
+        [@sub, @pub].each { |conn| conn&.close }
         nil
       end
 
