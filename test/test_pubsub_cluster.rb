@@ -72,6 +72,21 @@ class TestPubSubCluster < Minitest::Test
     subs&.each { |ws, _| ws.close_socket }
   end
 
+  # An app loaded in each worker (--no-preload) attaches its engine there: that worker's own,
+  # told of that worker's subscriptions, in that worker.
+  def test_an_engine_attached_in_a_worker_hears_of_that_workers_channels
+    log = File.join(Dir.mktmpdir, "engine.log")
+    server = start_up("-w", "2", "--no-preload", app: APP, env: { "UP_TEST_ENGINE_LOG" => log })
+    booted(server, 2)
+    ws = WSClient.open(server.port, path: "/sub?c=lobby")
+    pid = ws.read_message.payload[/\Apid (\d+)\z/, 1]
+    ws.close(1000)
+    wait_until { File.exist?(log) && File.read(log).include?("unsubscribe lobby") }
+    assert_equal ["subscribe lobby nil #{pid}", "unsubscribe lobby nil #{pid}"], File.readlines(log, chomp: true)
+  ensure
+    ws&.close_socket
+  end
+
   private
 
   def wait_until(timeout: 10)
