@@ -85,6 +85,10 @@ typedef struct up_rb_log_queue_t {
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
     VALUE self;
+    /* The Ruby object's reference and one per Up::Client that points here (client.c), so that
+     * a client the app keeps, collected or marked after the server, finds valid memory: the
+     * server's GC free tears the engine down, the last release frees the struct. GVL. */
+    long refs;
     VALUE app;
     VALUE env_template; /* the constant pairs of every env: a frozen Array k, v, k, v... */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
@@ -162,6 +166,9 @@ typedef struct up_rb_server_t {
 extern VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
     up_rb_key_rack_early_hints, up_rb_key_rack_upgrade;
 extern VALUE up_rb_key_rack_hijack; /* hijack.c's per-request callable */
+
+void up_rb_server_retain(up_rb_server_t *srv);
+void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
 VALUE up_rb_env_template(up_rb_server_t *srv);
