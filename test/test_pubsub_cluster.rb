@@ -6,33 +6,27 @@
 # master, first subscriber in and last out, even across workers and a worker's death.
 require_relative "helper"
 require_relative "support/lifecycle"
+require_relative "support/stopped_worker"
 require_relative "support/ws_client"
 
 class TestPubSubCluster < Minitest::Test
   include UpTestHelpers
   include LifecycleHelpers
+  include StoppedWorker
 
   APP = "test/rackup/pubsub_cluster.ru"
 
-  # WebSockets to path until two different workers have one each: [[ws, pid], ...], one per
-  # worker (the others are closed). They connect eight at a time: one after the other, each
-  # finds both workers idle, and the kernel may wake the same one every time.
+  # A WebSocket to path on each of the two workers: [[ws, pid], [ws, pid]]. The second
+  # connects while the first's worker is stopped (see StoppedWorker).
   def one_per_worker(port, path)
-    found = {}
-    extra = []
-    10.times do
-      batch = Array.new(8) do
-        Thread.new do
-          ws = WSClient.open(port, path: path)
-          [ws, ws.read_message.payload[/\Apid (\d+)\z/, 1].to_i]
-        end
-      end
-      batch.map(&:value).each { |ws, pid| found.key?(pid) ? extra << ws : found[pid] = ws }
-      break if found.size == 2
+    subscribe = lambda do
+      ws = WSClient.open(port, path: path)
+      [ws, ws.read_message.payload[/\Apid (\d+)\z/, 1].to_i]
     end
-    extra.each(&:close_socket)
-    assert_equal 2, found.size, "two workers took connections"
-    found.map { |pid, ws| [ws, pid] }
+    first = subscribe.call
+    second = with_worker_stopped(first.last, &subscribe)
+    assert_equal 2, [first.last, second.last].uniq.size, "two workers took connections"
+    [first, second]
   end
 
   def test_a_publish_reaches_subscribers_in_every_worker_once_in_order
@@ -71,21 +65,6 @@ class TestPubSubCluster < Minitest::Test
   ensure
     victim_ws&.close_socket
     subs&.each { |ws, _| ws.close_socket }
-  end
-
-  # An app loaded in each worker (--no-preload) attaches its engine there: that worker's own,
-  # told of that worker's subscriptions, in that worker.
-  def test_an_engine_attached_in_a_worker_hears_of_that_workers_channels
-    log = File.join(Dir.mktmpdir, "engine.log")
-    server = start_up("-w", "2", "--no-preload", app: APP, env: { "UP_TEST_ENGINE_LOG" => log })
-    booted(server, 2)
-    ws = WSClient.open(server.port, path: "/sub?c=lobby")
-    pid = ws.read_message.payload[/\Apid (\d+)\z/, 1]
-    ws.close(1000)
-    wait_until { File.exist?(log) && File.read(log).include?("unsubscribe lobby") }
-    assert_equal ["subscribe lobby nil #{pid}", "unsubscribe lobby nil #{pid}"], File.readlines(log, chomp: true)
-  ensure
-    ws&.close_socket
   end
 
   private
