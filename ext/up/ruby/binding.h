@@ -90,7 +90,7 @@ typedef struct up_rb_server_t {
      * server's GC free tears the engine down, the last release frees the struct. GVL. */
     long refs;
     VALUE app;
-    VALUE env_template; /* the constant pairs of every env: a frozen Array k, v, k, v... */
+    VALUE env_template; /* the constant pairs of every env: a frozen Hash, copied per request */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;

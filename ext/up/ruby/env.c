@@ -138,7 +138,10 @@ VALUE up_rb_env_template(up_rb_server_t *srv)
         key_rack_run_once,     Qfalse,
         key_rack_hijack_p,     Qtrue, /* partial hijack (hijack.c) */
     };
-    return rb_obj_freeze(rb_ary_new_from_values(sizeof(pairs) / sizeof(pairs[0]), pairs));
+    /* A Hash, copied per request: a copy keeps the keys' hashes, a fresh insert computes them. */
+    VALUE template = rb_hash_new();
+    rb_hash_bulk_insert(sizeof(pairs) / sizeof(pairs[0]), pairs, template);
+    return rb_obj_freeze(template);
 }
 
 static VALUE slice_str(up_slice_t s)
@@ -262,11 +265,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
     const up_request_t *req = conn->req;
     const up_http1_request_t *head = &req->head;
-    long template_len = RARRAY_LEN(srv->env_template);
     VALUE tmp;
-    pairs_t p = {ALLOCV_N(VALUE, tmp, template_len + 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
-    MEMCPY(p.v, RARRAY_CONST_PTR(srv->env_template), VALUE, template_len);
-    p.n = template_len;
+    pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
 
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
@@ -300,7 +300,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
         put(&p, key_http_host, slice_str(head->host));
     }
 
-    VALUE env = rb_hash_new();
+    VALUE env = rb_hash_dup(srv->env_template);
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
     up_rb_hijack_set_env(hijack, env);
