@@ -14,7 +14,14 @@ module Conformance
         "(node/up_node/request_check.js) answers 505 where up_ruby answers 400",
       "TestConformanceLimits#test_rejects_two_spaces_after_method_with_400" =>
         "llhttp takes two spaces after the method, and Node keeps no raw request line for up_node to check, " \
-        "so the app answers it with a 200"
+        "so the app answers it with a 200",
+      "TestConformanceWebSocket#test_write_refuses_text_that_is_not_utf8" =>
+        "up_node's String#force_encoding (opal/rack_compat/string.rb) turns bytes tagged UTF-8 into JS text, " \
+        "each invalid sequence a U+FFFD, as Rack's code on Opal needs text: the bad bytes are gone before " \
+        "write sees them, and the U+FFFD it gets is valid text, so it sends it",
+      "TestConformanceWebSocket#test_a_blocked_callback_holds_up_no_other_connection" =>
+        "one JS thread runs every callback and request of an up_node process, so a callback that blocks " \
+        "holds up every connection of its worker (up_ruby runs callbacks on its app threads)"
     }
   }.freeze
 
