@@ -21,7 +21,15 @@ module Conformance
         "write sees them, and the U+FFFD it gets is valid text, so it sends it",
       "TestConformanceWebSocket#test_a_blocked_callback_holds_up_no_other_connection" =>
         "one JS thread runs every callback and request of an up_node process, so a callback that blocks " \
-        "holds up every connection of its worker (up_ruby runs callbacks on its app threads)"
+        "holds up every connection of its worker (up_ruby runs callbacks on its app threads)",
+      "TestConformanceWebSocketProtocol#test_lengths_not_in_their_minimal_form_close_with_1002" =>
+        "the npm ws package reads a frame whose length is not in its minimal form (RFC 6455 §5.2) as a good one",
+      "TestConformanceWebSocketProtocol#test_a_64_bit_length_with_its_top_bit_set_closes_with_1002" =>
+        "the npm ws package refuses a 64-bit length with its top bit set as too large (1009), " \
+        "not as malformed (1002)",
+      "TestConformanceWebSocketProtocol#test_invalid_utf8_fails_before_the_message_ends" =>
+        "the npm ws package checks the UTF-8 of a text message once the message is whole, so a message " \
+        "left open after an invalid fragment is not failed (1007 comes with its last fragment)"
     }
   }.freeze
 
