@@ -15,6 +15,10 @@ module Conformance
       "TestConformanceLimits#test_rejects_two_spaces_after_method_with_400" =>
         "llhttp takes two spaces after the method, and Node keeps no raw request line for up_node to check, " \
         "so the app answers it with a 200",
+      "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
+        "up_node has no hijacking yet: rack.hijack? is false and there is no rack.hijack",
+      "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
+        "up_node's env has no rack.hijack",
       "TestConformanceWebSocket#test_write_refuses_text_that_is_not_utf8" =>
         "up_node's String#force_encoding (opal/rack_compat/string.rb) turns bytes tagged UTF-8 into JS text, " \
         "each invalid sequence a U+FFFD, as Rack's code on Opal needs text: the bad bytes are gone before " \
