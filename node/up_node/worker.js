@@ -20,6 +20,10 @@ function loadHandler(options, log) {
   require(options.bundle);
   const Opal = globalThis.Opal;
   const Node = Opal.Up.Node;
+  // With --preload the primary loaded the app too (primary.js) and runs the engines it
+  // attached: the ones this worker's load attached are those, as a forked worker's are on
+  // up_ruby (lib/up/pub_sub.rb's after_fork), not engines of its own.
+  if (cluster.isWorker && options.preload) Opal.Up.PubSub.$after_fork();
   const errors = Node.ErrorStream.$new(log);
   const env = new EnvBuilder(Opal, options.version, options.workers > 1, errors);
   const upgrades = new Upgrades(Opal, options, log);
