@@ -12,13 +12,25 @@ const { Log, ignoreUnsupportedSignals } = require('./log');
 const { createServer } = require('./server');
 const { EnvBuilder } = require('./env');
 const { describeThrown } = require('./thrown');
+const { Upgrades } = require('./upgrades');
+const { WorkerLink } = require('./cluster_pubsub');
 
+// Returns [the Handler, the process's Upgrades].
 function loadHandler(options, log) {
   require(options.bundle);
-  const Node = globalThis.Opal.Up.Node;
+  const Opal = globalThis.Opal;
+  const Node = Opal.Up.Node;
+  // With --preload the primary loaded the app too (primary.js) and runs the engines it
+  // attached: the ones this worker's load attached are those, as a forked worker's are on
+  // up_ruby (lib/up/pub_sub.rb's after_fork), not engines of its own.
+  if (cluster.isWorker && options.preload) Opal.Up.PubSub.$after_fork();
   const errors = Node.ErrorStream.$new(log);
-  const env = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, errors);
-  return Node.Handler.$new(Node.$app(), env, log);
+  const env = new EnvBuilder(Opal, options.version, options.workers > 1, errors);
+  const upgrades = new Upgrades(Opal, options, log);
+  // lib/up/pub_sub.rb's view of this process: its server, and in a cluster its link.
+  Opal.Up.PubSub.$server_started(Node.PubSubServer.$new(upgrades.pubsub, log));
+  if (cluster.isWorker) Opal.Up.PubSub['$cluster_link='](Node.PubSubLink.$new(new WorkerLink(upgrades.pubsub), false));
+  return [Node.Handler.$new(Node.$app(), env, log), upgrades];
 }
 
 // "unix:///path", or SCHEME://host:port with an IPv6 host in brackets.
@@ -43,7 +55,7 @@ function bindError(bind, port, error) {
 
 // Listens on each bind in turn, so that port 0 is picked once and every other TCP address
 // gets the same port. Calls done(urls) or fail(message).
-function listenAll(options, handler, log, done, fail) {
+function listenAll(options, handler, upgrades, log, done, fail) {
   const servers = [];
   const urls = [];
   let picked = 0;
@@ -55,7 +67,7 @@ function listenAll(options, handler, log, done, fail) {
     const bind = options.binds[i];
     const port = bind.port === 0 && picked ? picked : bind.port;
     const listener = { host: bind.path ? 'localhost' : bind.host, port: port };
-    const server = createServer(options, handler, log, listener);
+    const server = createServer(options, handler, log, listener, upgrades);
     server.once('error', (error) => {
       // As up_ruby's binder: an address this host does not have ("localhost" naming ::1
       // where IPv6 is off) is skipped, as long as another one is bound.
@@ -84,8 +96,9 @@ function run(options) {
   const index = process.env.UP_WORKER_INDEX;
   const name = cluster.isWorker ? `worker ${index}` : 'up_node';
   let handler;
+  let upgrades;
   try {
-    handler = loadHandler(options, log);
+    [handler, upgrades] = loadHandler(options, log);
   } catch (error) {
     log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
     process.exit(1);
@@ -96,9 +109,9 @@ function run(options) {
     process.stderr.write(`up_node: ${message}\n`);
     process.exit(1);
   };
-  listenAll(options, handler, log, (servers, urls) => {
+  listenAll(options, handler, upgrades, log, (servers, urls) => {
     process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
-    const stop = gracefulStop(servers, options, log, name);
+    const stop = gracefulStop(servers, upgrades, options, log, name);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     process.on('SIGQUIT', () => process.exit(0));
@@ -121,10 +134,11 @@ function run(options) {
   }, fail);
 }
 
-// Returns the INT/TERM handler: close the listeners, close idle connections, and exit 0 once
-// every connection is gone (responses sent while stopping carry `connection: close`); past
+// Returns the INT/TERM handler: close the listeners, close idle connections, say goodbye to
+// WebSockets and event streams (on_shutdown, then their close), and exit 0 once every
+// connection is gone (responses sent while stopping carry `connection: close`); past
 // --shutdown-timeout the remaining connections are cut.
-function gracefulStop(servers, options, log, name) {
+function gracefulStop(servers, upgrades, options, log, name) {
   let stopping = false;
   return () => {
     if (stopping) return;
@@ -141,7 +155,11 @@ function gracefulStop(servers, options, log, name) {
       server.close(closed);
       server.closeIdleConnections();
     }
-    setTimeout(() => servers.forEach((server) => server.closeAllConnections()), options.shutdown_timeout * 1000).unref();
+    upgrades.stop();
+    setTimeout(() => {
+      servers.forEach((server) => server.closeAllConnections());
+      upgrades.terminate();
+    }, options.shutdown_timeout * 1000).unref();
   };
 }
 
