@@ -204,8 +204,11 @@ static int dispatch(up_conn_t *conn)
         /* A static file is answered here, on the loop thread, before the binding is asked;
          * a miss goes on to the app. */
         up_response_reset(conn);
-        if (up_static_loop_serve(server->static_files, conn))
+        if (up_static_loop_serve(server->static_files, conn)) {
+            if (server->handler.on_served != NULL)
+                server->handler.on_served(conn, server->handler.user);
             return request_done(conn) ? 0 : 1;
+        }
     }
     h1->state = UP_HTTP1_APP;
     up_conn_loop_set_timer(conn, UP_TIMER_NONE);

@@ -97,6 +97,9 @@ typedef struct up_server_handler_t {
      * that cannot be written). Loop thread. */
     void (*on_log)(const char *message, void *user);
     void *user;
+    /* A request the engine answered itself (a static file), its response staged in conn->res:
+     * for an access log and counters. Loop thread; optional (NULL). */
+    void (*on_served)(up_conn_t *conn, void *user);
 } up_server_handler_t;
 
 /* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks, so
