@@ -11,7 +11,7 @@ require "action_view/railtie"
 Bundler.require(*Rails.groups)
 
 module PostsApp
-  # One scaffold (posts: title, body) on SQLite, and a stylesheet in public/stylesheets.
+  # One scaffold (posts: title, body) on SQLite, a stylesheet and a script in app/assets (Propshaft).
   class Application < Rails::Application
     config.load_defaults 7.2
     config.autoload_lib(ignore: %w[tasks])
