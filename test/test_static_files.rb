@@ -13,6 +13,7 @@ require_relative "support/cli_process"
 require "fileutils"
 require "json"
 require "open3"
+require "time"
 require "tmpdir"
 require "up/options"
 require "up/static_files"
@@ -125,6 +126,21 @@ class TestStaticFiles < Minitest::Test
     assert_equal [200, "hello world\n"], [old_date.status, old_date.body]
   end
 
+  # If-Range by date: only a strong one counts (§13.1.5: the last modification at least a
+  # second before the response's Date), so the file is made an hour old first.
+  def test_if_range_by_date_honours_the_range_only_for_the_exact_date
+    hour_ago = Time.now - 3600
+    File.utime(hour_ago, hour_ago, File.join(@root, "hello.txt"))
+    serve
+    date = get("/hello.txt")["last-modified"]
+    assert_equal hour_ago.httpdate, date
+    ranged = get("/hello.txt", headers: { "Range" => "bytes=6-", "If-Range" => date })
+    assert_equal [206, "world\n", "bytes 6-11/12"], [ranged.status, ranged.body, ranged["content-range"]]
+    later = (hour_ago + 60).httpdate
+    whole = get("/hello.txt", headers: { "Range" => "bytes=6-", "If-Range" => later })
+    assert_equal [200, "hello world\n", nil], [whole.status, whole.body, whole["content-range"]]
+  end
+
   def test_several_ranges_come_as_multipart_byteranges
     serve
     res = get("/hello.txt", headers: { "Range" => "bytes=0-4,-6" })
@@ -154,6 +170,36 @@ class TestStaticFiles < Minitest::Test
     assert_includes headers, "vary: accept-encoding"
     identity = get("/app.css")
     assert_equal [@css, "accept-encoding", nil], [identity.body, identity["vary"], identity["content-encoding"]]
+  end
+
+  # Accept-Encoding's q-values choose among .br, .zst and .gz (§12.5.3): the highest weight
+  # wins, br before zstd before gzip at equal weights; q=0 refuses a coding, "*" stands for
+  # those not named, and identity goes out when nothing else is acceptable. Each variant's
+  # bytes say which one came; every answer varies on accept-encoding.
+  def test_accept_encoding_q_values_choose_among_br_zstd_and_gzip
+    write("public/app.css.br", "BR-BYTES")
+    write("public/app.css.zst", "ZSTD-BYTES")
+    serve
+    {
+      "gzip, deflate, br, zstd" => ["br", "BR-BYTES"],
+      "gzip;q=1.0, br;q=0.5, zstd;q=0.9" => ["gzip", Zlib.gzip(@css)],
+      "br;q=0.2, zstd" => ["zstd", "ZSTD-BYTES"],
+      "br;q=0, zstd;q=0, gzip;q=0.001" => ["gzip", nil],
+      "*;q=0.5, br;q=0" => ["zstd", "ZSTD-BYTES"],
+      "br;q=0, zstd;q=0, gzip;q=0" => [nil, @css],
+      "identity;q=1, gzip;q=0.5" => [nil, @css],
+      "deflate, compress" => [nil, @css],
+      "BR;Q=1" => ["br", "BR-BYTES"]
+    }.each do |accept, (coding, body)|
+      res = get("/app.css", headers: { "Accept-Encoding" => accept })
+      assert_equal [200, coding, "accept-encoding"], [res.status, res["content-encoding"], res["vary"]], accept
+      assert_equal "text/css; charset=utf-8", res["content-type"], accept
+      assert_equal body, res.body, accept if body
+    end
+    # A range applies to the variant sent, and its etag differs from the file's.
+    br = get("/app.css", headers: { "Accept-Encoding" => "br", "Range" => "bytes=0-1" })
+    assert_equal [206, "BR", "bytes 0-1/8"], [br.status, br.body, br["content-range"]]
+    refute_equal get("/app.css")["etag"], br["etag"]
   end
 
   def test_fingerprinted_assets_are_immutable
@@ -209,6 +255,26 @@ class TestStaticFiles < Minitest::Test
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 3
     sleep 0.05 until get("/hello.txt").status == 404 || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
     assert_equal "app: /hello.txt", get("/hello.txt").body
+  end
+
+  # A deploy replaces a file by renaming a new one over it (a new inode): the cache's check
+  # compares device and inode as well as size and times, so even a replacement with the same
+  # size and mtime is seen.
+  def test_a_file_replaced_by_rename_is_served_new_within_a_second
+    serve
+    path = File.join(@root, "hello.txt")
+    stat = File.stat(path)
+    assert_equal "hello world\n", get("/hello.txt").body
+    write("public/hello.txt.new", "HELLO WORLD\n")
+    File.utime(stat.atime, stat.mtime, "#{path}.new")
+    File.rename("#{path}.new", path)
+    replaced_at = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    until (body = get("/hello.txt").body) == "HELLO WORLD\n"
+      flunk "still the old file after 3 s" if Process.clock_gettime(Process::CLOCK_MONOTONIC) - replaced_at > 3
+      assert_equal "hello world\n", body
+      sleep 0.05
+    end
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - replaced_at, :<, 2.0
   end
 
   def test_misses_and_other_methods_go_to_the_app
@@ -292,6 +358,19 @@ class TestStaticFiles < Minitest::Test
     assert_equal [404, "<p>lost</p>\n"], [lost.status, lost.body]
     moved = get("/old/page", headers: https)
     assert_equal [302, "/about"], [moved.status, moved["location"]]
+  end
+
+  # root: relative to static.json's directory; files outside it (the config itself included)
+  # are not served.
+  def test_a_static_json_root
+    write("site/dist/index.html", "<p>dist</p>\n")
+    write("site/public_html/index.html", "<p>not this one</p>\n")
+    File.write(File.join(@dir, "site/static.json"), JSON.generate("root" => "dist/"))
+    up_ruby("--static-only", "--static-config", "static.json", chdir: File.join(@dir, "site"))
+    assert_equal "<p>dist</p>\n", curl(url("/"))
+    assert_equal ["404", "404"], ["/static.json", "/public_html/index.html"].map { |p|
+      curl("-o", File::NULL, "-w", "%{http_code}", url(p))
+    }
   end
 
   def test_https_only_ignores_forwarded_proto_from_untrusted_addresses
