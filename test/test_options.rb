@@ -78,7 +78,9 @@ class TestOptions < Minitest::Test
     ["dotfiles served",                           :static_dotfiles,   "true",           true],
     ["directory listings",                        :dir_listing,       true,             true],
     ["a trusted proxy network",                   :trusted_proxy,     "10.0.0.0/8",     ["10.0.0.0/8"]],
-    ["trusted proxies of both families",          :trusted_proxy,     ["127.0.0.1", "::1"], ["127.0.0.1", "::1"]]
+    ["trusted proxies of both families",          :trusted_proxy,     ["127.0.0.1", "::1"], ["127.0.0.1", "::1"]],
+    ["a Redis URL with a password",               :redis_url,         "redis://:s3cret@10.0.0.2:6380/0", "redis://:s3cret@10.0.0.2:6380/0"],
+    ["a Redis socket",                            :redis_url,         "unix:///run/redis.sock", "unix:///run/redis.sock"]
   ].freeze
 
   REJECTED = [
@@ -155,7 +157,9 @@ class TestOptions < Minitest::Test
     ["dotfiles said as yes",                      :static_dotfiles,   "yes",            '--static-dotfiles must be true or false, not "yes"'],
     ["listings said as 1",                        :dir_listing,       1,                "--dir-listing must be true or false, not 1"],
     ["a proxy that is no address",                :trusted_proxy,     "proxy.local",    '--trusted-proxy "proxy.local" is not an IP address or ADDRESS/BITS'],
-    ["a proxy network too wide",                  :trusted_proxy,     "10.0.0.0/33",    '--trusted-proxy "10.0.0.0/33" is not an IP address or ADDRESS/BITS']
+    ["a proxy network too wide",                  :trusted_proxy,     "10.0.0.0/33",    '--trusted-proxy "10.0.0.0/33" is not an IP address or ADDRESS/BITS'],
+    ["a Redis URL over TLS",                      :redis_url,         "rediss://h:6379", '--redis-url Redis URL "rediss://h:6379": TLS (rediss://) is not supported'],
+    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host']
   ].freeze
 
   def self.test_name(prefix, what)

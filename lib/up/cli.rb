@@ -158,6 +158,9 @@ module Up
         o.on("--no-ws-deflate", "Send WebSocket messages as they are (the default: compressing costs CPU)") do
           options[:ws_deflate] = false
         end
+        o.on("-r", "--redis-url URL", "Pub/sub across servers through this Redis: redis://[:PASSWORD@]HOST[:PORT] or unix:///PATH") do |v|
+          options[:redis_url] = v
+        end
         o.separator ""
         o.separator "Static files (answered by the engine before the app; a miss goes to the app):"
         o.on("--public DIR", "Serve DIR at / (default: ./public beside config.ru, or the Rails app's public/)") do |v|

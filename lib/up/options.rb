@@ -3,6 +3,7 @@
 require "etc"
 require "ipaddr"
 require_relative "bind"
+require_relative "pub_sub/redis/address"
 
 module Up
   # Every setting a user can give UP! (port, binds, threads, limits, timeouts, files): its type,
@@ -93,7 +94,8 @@ module Up
       Setting.new(:static_config,     :string,  nil,               nil, nil,        "--static-config"),
       Setting.new(:static_dotfiles,   :boolean, false,             nil, nil,        "--static-dotfiles"),
       Setting.new(:dir_listing,       :boolean, false,             nil, nil,        "--dir-listing"),
-      Setting.new(:trusted_proxy,     :addresses, [].freeze,       nil, nil,        "--trusted-proxy")
+      Setting.new(:trusted_proxy,     :addresses, [].freeze,       nil, nil,        "--trusted-proxy"),
+      Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -151,6 +153,7 @@ module Up
       when :seconds then seconds(setting, value)
       when :seconds_or_never then seconds_or_never(setting, value)
       when :string then string(setting, value)
+      when :redis_url then value.nil? ? nil : redis_url(setting, value)
       when :boolean then boolean(setting, value)
       when :dir_or_false then [false, "false"].include?(value) ? false : string(setting, value)
       when :dir_or_true then [true, "true"].include?(value) ? true : string(setting, value)
@@ -234,6 +237,17 @@ module Up
         fail!(setting, "#{spec.inspect} is not an IP address or ADDRESS/BITS")
       end
       list.dup.freeze
+    end
+
+    # Parsed now, so that a mistyped URL stops the boot instead of retrying forever.
+    def redis_url(setting, value)
+      string(setting, value)
+      begin
+        PubSub::Redis::Address.parse(value)
+      rescue ArgumentError => e
+        fail!(setting, e.message)
+      end
+      value
     end
 
     # "must be between 1 and 1024"; for a range with no practical top, the side it broke.
