@@ -342,9 +342,11 @@ class TestStaticFiles < Minitest::Test
     write("site/public_html/about.html", "<p>about</p>\n")
     write("site/public_html/errors/404.html", "<p>lost</p>\n")
     write("site/public_html/index.html", "<p>home</p>\n")
+    write("site/public_html/css/v1/site.css", "p {}\n")
     File.write(File.join(@dir, "site/static.json"), JSON.generate(
       "clean_urls" => true, "error_page" => "errors/404.html", "https_only" => true,
-      "headers" => { "/about" => { "X-Frame-Options" => "DENY" } },
+      "headers" => { "/about" => { "X-Frame-Options" => "DENY" },
+                     "/css/**" => { "Cache-Control" => "public, max-age=60" } },
       "redirects" => { "/old/*" => { "url" => "/about", "status" => 302 } }
     ))
     up_ruby("--static-only", "--static-config", "static.json", "--trusted-proxy", "127.0.0.0/8",
@@ -358,6 +360,9 @@ class TestStaticFiles < Minitest::Test
     assert_equal [404, "<p>lost</p>\n"], [lost.status, lost.body]
     moved = get("/old/page", headers: https)
     assert_equal [302, "/about"], [moved.status, moved["location"]]
+    css = get("/css/v1/site.css", headers: https)
+    assert_equal [200, "public, max-age=60", nil], [css.status, css["cache-control"], css["x-frame-options"]]
+    assert_nil about["cache-control"]
   end
 
   # root: relative to static.json's directory; files outside it (the config itself included)
