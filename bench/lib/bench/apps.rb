@@ -15,7 +15,8 @@ module Bench
     # "broadcast", "idle"; nil: wrk measures it over HTTP). paths: {peer key => rackup file}
     # for a server that runs the same behaviour from its own file (Falcon, with
     # async-websocket's API). workers: the only worker counts it is measured with (nil: all).
-    # peer_args: {peer key => flags} a peer gets on this app (where its static directory is).
+    # peer_args: {peer key => flags} a peer gets on this app (where its static directory is;
+    # agoo's replace the rackup file).
     App = Struct.new(:name, :path, :request_path, :expect, :only, :needs, :default, :up_args, :up_note,
                      :ws, :paths, :workers, :peer_args, keyword_init: true) do
       def serves?(peer)
@@ -56,12 +57,13 @@ module Bench
 
     # Issue 22's static tables: bench/static/public, written before the first table (needs:
     # :static_files), served by UP!'s engine (public/ beside bench/static/config.ru, no flag),
-    # nginx (sendfile on, no open_file_cache), agoo (-d, the directory checked before the app)
-    # and iodine (-www). Text of a fixed pattern, so a wrong byte shows in the first check.
+    # nginx (sendfile on, no open_file_cache), agoo (-d DIR and no app: Bench::Peers says why)
+    # and iodine (-www).
+    # Text of a fixed pattern, so a wrong byte shows in the first check.
     STATIC_DIR = File.expand_path("../../static/public", __dir__)
     STATIC_FILES = { "1k.txt" => 1024, "100k.txt" => 100 * 1024, "1m.txt" => 1024 * 1024 }.freeze
     STATIC_PEERS = %w[up_default nginx_static agoo iodine].freeze
-    STATIC_ARGS = { "agoo" => ["-f", "-d", STATIC_DIR], "iodine" => ["-www", STATIC_DIR] }.freeze
+    STATIC_ARGS = { "agoo" => ["-d", STATIC_DIR], "iodine" => ["-www", STATIC_DIR] }.freeze
 
     def self.static_bytes(size)
       line = "#{("a".."z").to_a.join * 2}0123456789\n"

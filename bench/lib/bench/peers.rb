@@ -73,11 +73,14 @@ module Bench
       # agoo's CLI runs a .ru with its Ruby handler on one thread (thread_count 0); its C side
       # reads and writes sockets on threads of its own. It always binds -p on every address
       # (a -b bind is added to that, not used instead), so it is the one server not confined
-      # to 127.0.0.1; the load still goes to 127.0.0.1 only.
+      # to 127.0.0.1; the load still goes to 127.0.0.1 only. An app's args replace its rackup
+      # file: with one, agoo's Rack handler asks the app before its directory whatever -f says
+      # (it reads its own root_first default as the flag that turns it off), so the static
+      # tables run it on the directory alone, as `agoo -d DIR` serves files.
       Peer.new(key: "agoo", name: "agoo", gem: "agoo", runtime: :peer,
                note: "listens on 0.0.0.0 (its CLI cannot bind one address only)",
                mode: ->(w) { "#{workers(w)}, app on 1 Ruby thread + C I/O threads" }) do |c|
-        %W[bundle exec agoo -s -p #{c.port} -w #{c.workers}] + c.args.to_a + [c.app]
+        %W[bundle exec agoo -s -p #{c.port} -w #{c.workers}] + (c.args || [c.app])
       end,
       Peer.new(key: "falcon", name: "falcon", gem: "falcon", runtime: :peer,
                mode: ->(w) { "#{workers(w)} (forked), fibers" }) do |c|
