@@ -67,6 +67,18 @@ class TestOptions < Minitest::Test
     ["a control token",                           :control_token,     "s3cret",         "s3cret"],
     ["a control URL on a tcp port",               :control_url,       "tcp://127.0.0.1:9293", "tcp://127.0.0.1:9293"],
     ["a control URL on a unix socket",            :control_url,       "unix:///tmp/up-ctl.sock", "unix:///tmp/up-ctl.sock"],
+    ["a public directory",                        :public,            "public",         "public"],
+    ["no public directory",                       :public,            false,            false],
+    ["no public directory, said by rackup",       :public,            "false",          false],
+    ["a static group of two directories",         :static,            "/assets=a:b",    ["/assets=a:b"]],
+    ["static groups",                             :static,            ["/=pub", "/a/b=x"], ["/=pub", "/a/b=x"]],
+    ["a static-only directory",                   :static_only,       "site",           "site"],
+    ["static-only from the site config's root",   :static_only,       true,             true],
+    ["a site config",                             :static_config,     "static.json",    "static.json"],
+    ["dotfiles served",                           :static_dotfiles,   "true",           true],
+    ["directory listings",                        :dir_listing,       true,             true],
+    ["a trusted proxy network",                   :trusted_proxy,     "10.0.0.0/8",     ["10.0.0.0/8"]],
+    ["trusted proxies of both families",          :trusted_proxy,     ["127.0.0.1", "::1"], ["127.0.0.1", "::1"]],
     ["a Redis URL with a password",               :redis_url,         "redis://:s3cret@10.0.0.2:6380/0", "redis://:s3cret@10.0.0.2:6380/0"],
     ["a Redis socket",                            :redis_url,         "unix:///run/redis.sock", "unix:///run/redis.sock"]
   ].freeze
@@ -133,9 +145,21 @@ class TestOptions < Minitest::Test
     ["early hints said as a number",              :early_hints,       0,                "--early-hints must be true or false, not 0"],
     ["io thread said as a word",                  :io_thread,         "yes",            "--io-thread must be true or false, not \"yes\""],
     ["a control URL without a port",              :control_url,       "tcp://127.0.0.1", '--control-url must be tcp://HOST:PORT or unix://PATH, not "tcp://127.0.0.1"'],
+    ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"],
+    ["an empty public directory",                 :public,            "",               "--public must not be empty"],
+    ["a static group without a directory",        :static,            "/assets=",       '--static "/assets=" is not /PREFIX=DIR[:DIR...]'],
+    ["a static group without a prefix",           :static,            "public",         '--static "public" is not /PREFIX=DIR[:DIR...]'],
+    ["a static prefix with a trailing slash",     :static,            "/assets/=a",     '--static "/assets/=a": the prefix must be / or like /assets (no empty, . or .. segment, no trailing /)'],
+    ["a static prefix with dot dot",              :static,            "/a/..=a",        '--static "/a/..=a": the prefix must be / or like /assets (no empty, . or .. segment, no trailing /)'],
+    ["static groups that are no list",            :static,            5,                "--static must be a list of /PREFIX=DIR[:DIR...], not 5"],
+    ["an empty static-only directory",            :static_only,       "",               "--static-only must not be empty"],
+    ["an empty site config path",                 :static_config,     "",               "--static-config must not be empty"],
+    ["dotfiles said as yes",                      :static_dotfiles,   "yes",            '--static-dotfiles must be true or false, not "yes"'],
+    ["listings said as 1",                        :dir_listing,       1,                "--dir-listing must be true or false, not 1"],
+    ["a proxy that is no address",                :trusted_proxy,     "proxy.local",    '--trusted-proxy "proxy.local" is not an IP address or ADDRESS/BITS'],
+    ["a proxy network too wide",                  :trusted_proxy,     "10.0.0.0/33",    '--trusted-proxy "10.0.0.0/33" is not an IP address or ADDRESS/BITS'],
     ["a Redis URL over TLS",                      :redis_url,         "rediss://h:6379", '--redis-url Redis URL "rediss://h:6379": TLS (rediss://) is not supported'],
-    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host'],
-    ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"]
+    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host']
   ].freeze
 
   def self.test_name(prefix, what)
