@@ -11,8 +11,7 @@ require "digest"
 require "fileutils"
 require "rbconfig"
 require "stringio"
-require "opal"
-require "opal/builder_scheduler/sequential"
+require_relative "../../lib/up/node/opal_builder"
 require_relative "../support/test_timeout"
 
 Minitest::Test.prepend(UpTestTimeout)
@@ -32,20 +31,18 @@ module OpalRack
   module_function
 
   # Path of the JavaScript bundle for scripts/<name>.rb, compiled once per content of the
-  # script and of every shim (so an edit to a shim rebuilds, and a rerun does not).
+  # script, of every shim and of our compiler (so an edit to either rebuilds, and a rerun
+  # does not). Built as up_node builds an app (Up::Node::OpalBuilder).
   def bundle(name)
     source = File.read(script_path(name))
-    key = Digest::SHA256.hexdigest([source, shim_digest, Opal::VERSION, RACK_LIB].join("\0"))
+    key = Digest::SHA256.hexdigest([source, shim_digest, Up::Node::Compiler.digest, Opal::VERSION, RACK_LIB].join("\0"))
     out = File.join(CACHE, "#{name}-#{key[0, 16]}.js")
     return out if File.exist?(out)
 
     FileUtils.mkdir_p(CACHE)
-    # Sequential: the default prefork scheduler loses a child's compile error ("closed stream").
-    builder = Opal::Builder.new(path_reader: Opal::PathReader.new(load_paths, extensions),
-                                scheduler: Opal::BuilderScheduler::Sequential)
+    builder = Up::Node::OpalBuilder.create(load_paths)
     quietly do
-      builder.build("opal")
-      builder.build("rack_compat")
+      Up::Node::OpalBuilder::PRELUDE.each { |unit| builder.build(unit) }
       builder.build_str(source, "#{name}.rb")
     end
     File.write("#{out}.tmp", builder.to_s)
@@ -66,11 +63,7 @@ module OpalRack
   end
 
   def load_paths
-    [SHIMS] + Opal.paths + [RACK_LIB]
-  end
-
-  def extensions
-    Opal::Builder.extensions.flat_map { |e| [".#{e}", ".js.#{e}"] }
+    Up::Node::OpalBuilder.load_path([RACK_LIB])
   end
 
   def shim_digest

@@ -22,14 +22,14 @@ module Up
       class CompileError < StandardError; end
 
       ROOT = File.expand_path("../../..", __dir__)
-      # First on the load path, so shims named like stdlib files (uri.rb) shadow Opal's stubs.
       OPAL_DIR = File.join(ROOT, "opal")
-      # Loaded before config.ru: Opal's runtime; File, IO and ENV on Node (its Dir needs the
-      # glob package Opal ships: Launcher#node_env); the Rack shims (opal/rack_compat.rb),
-      # which must run before any Rack file; our glue.
-      PRELUDE = %w[opal nodejs rack_compat up/node/boot].freeze
-      # Our own files that shape the output besides those Opal reads.
-      TOOLS = [__FILE__, *%w[rackup_processor.rb roda_plugins.rb].map { |f| File.join(__dir__, f) }].freeze
+      # Loaded before config.ru, after Up::Node::OpalBuilder::PRELUDE (Opal's runtime, the
+      # fixes of its gaps, the Rack shims, and through those File, IO and ENV on Node, whose
+      # Dir needs the glob package Opal ships: Launcher#node_env): our glue.
+      GLUE = "up/node/boot"
+      # Our own files that shape the output besides those Opal reads: the build, the
+      # compiler and its rewriters.
+      TOOLS = Dir[File.join(__dir__, "**", "*.rb")].sort.freeze
 
       attr_reader :path, :seconds
 
@@ -74,21 +74,17 @@ module Up
         :built
       end
 
-      # Sequential: Opal's default scheduler compiles in forked children, and when one of them
-      # hits a syntax error the parent fails with "closed stream" instead of the error. The
-      # compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
+      # The compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
       #
       # An app on Roda is compiled twice: the first compile shows which Roda plugins it loads
       # (Up::Node::RodaPlugins; Roda requires them by a name built at run time), the second
       # puts them in the bundle as files Roda's require finds.
       def compile
-        require "opal"
-        require "opal/builder_scheduler/sequential"
-        require_relative "rackup_processor"
+        require_relative "opal_builder"
         require_relative "roda_plugins"
         # The app's directory last: Opal resolves config.ru's require_relative against the
         # name it was compiled under, and finds only files on its load path.
-        @paths = [OPAL_DIR, *Opal.paths, *@load_paths, File.dirname(@rackup)]
+        @paths = OpalBuilder.load_path([*@load_paths, File.dirname(@rackup)])
         builder = compile_app
         plugins = RodaPlugins.new(@paths).requires(builder.processed.map(&:abs_path).compact)
         plugins.empty? ? builder : compile_app(plugins)
@@ -102,13 +98,9 @@ module Up
 
       # requirable: names compiled in without being run, for requires made at run time.
       def compile_app(requirable = [])
-        # A reader of our own: Builder#append_paths would put these after Opal's stdlib,
-        # where the shims could not shadow it.
-        extensions = Opal::Builder.extensions.flat_map { |ext| [".#{ext}", ".js.#{ext}"] }
-        builder = Opal::Builder.new(path_reader: Opal::PathReader.new(@paths, extensions),
-                                    scheduler: Opal::BuilderScheduler::Sequential)
+        builder = OpalBuilder.create(@paths)
         quietly do
-          PRELUDE.each { |name| builder.build(name) }
+          [*OpalBuilder::PRELUDE, GLUE].each { |name| builder.build(name) }
           requirable.each { |name| builder.build_require(name) }
           builder.build_str(rackup_source, File.basename(@rackup))
         end

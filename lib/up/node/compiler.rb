@@ -1,0 +1,45 @@
+# frozen_string_literal: true
+
+require "digest"
+require "opal/compiler"
+
+module Up
+  module Node
+    # Opal's compiler with the steps UP! adds after Opal's own rewriting of a file's syntax
+    # tree (Up::Node::Rewriters, each the compile-time half of a fix of an Opal gap; the
+    # run-time halves are in opal/opal_fixes/). Up::Node::RubyProcessor makes one per file.
+    #
+    # Opal's corelib is left as Opal compiles it: it runs before those run-time halves are
+    # loaded, and must agree with the runtime as Opal ships it.
+    class Compiler < Opal::Compiler
+      # The files that decide what this compiler outputs, besides Opal's.
+      SOURCES = [__FILE__, File.join(__dir__, "rewriters.rb"), *Dir[File.join(__dir__, "rewriters", "*.rb")]].sort.freeze
+
+      # A short digest of SOURCES, part of the key of Opal's cache of compiled files.
+      def self.digest
+        @digest ||= Digest::SHA256.hexdigest(SOURCES.map { |file| File.read(file) }.join("\0"))[0, 16]
+      end
+
+      # Up::Node::Rewriters, in the order they run.
+      def self.rewriters
+        require_relative "rewriters"
+        Rewriters::ALL
+      end
+
+      attr_writer :abs_path
+
+      def parse
+        super
+        return if corelib?
+
+        @sexp = self.class.rewriters.reduce(@sexp) { |sexp, rewriter| rewriter.new.process(sexp) }
+      end
+
+      private
+
+      def corelib?
+        @abs_path.to_s.start_with?("#{Opal.core_dir}/")
+      end
+    end
+  end
+end

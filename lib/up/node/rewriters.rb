@@ -1,0 +1,12 @@
+# frozen_string_literal: true
+
+module Up
+  module Node
+    # The rewriting steps Up::Node::Compiler runs on each file's syntax tree after Opal's own.
+    # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
+    # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
+    module Rewriters
+      ALL = [].freeze
+    end
+  end
+end

@@ -1,0 +1,9 @@
+# frozen_string_literal: true
+
+# Fixes of gaps in Opal 1.8 itself, found while porting Rack apps, each where Opal's own
+# behaviour differs from MRI's in a way gems rely on. Each file fixes one gap, says why,
+# and has an entry in opal/UPSTREAM.md written as a report Opal's maintainers could act
+# on; test/opal/test_opal_fixes.rb runs each construct on MRI and on Opal and compares.
+#
+# Built right after Opal's corelib (Up::Node::OpalBuilder::PRELUDE), before any file it
+# fixes is loaded. Some fixes have a compile-time half in lib/up/node/rewriters/.
