@@ -1,12 +1,14 @@
 # frozen_string_literal: true
 
+require_relative "rewriters/ivar_names"
+
 module Up
   module Node
     # The rewriting steps Up::Node::Compiler runs on each file's syntax tree after Opal's own.
     # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
-      ALL = [].freeze
+      ALL = [IvarNames].freeze
     end
   end
 end

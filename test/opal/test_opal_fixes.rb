@@ -1,0 +1,14 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# Each gap of Opal 1.8 that opal/opal_fixes/ (and its compile-time half in
+# lib/up/node/rewriters/) fixes: the construct runs on MRI and on Opal, which must print the
+# same. opal/UPSTREAM.md reports each gap to Opal.
+class TestOpalFixes < Minitest::Test
+  # @name, @length, @prototype, @caller, @arguments on a class (a JS function) and an object.
+  def test_instance_variables_named_like_function_properties
+    out = assert_same_on_opal_and_mri("fix_ivar_names")
+    assert_includes out, %("Settings"\n"Settings"\ntrue\n)
+  end
+end
