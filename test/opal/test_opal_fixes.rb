@@ -11,4 +11,10 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_ivar_names")
     assert_includes out, %("Settings"\n"Settings"\ntrue\n)
   end
+
+  # const_defined?("A::B::C"), as Mustermann looks up its node classes.
+  def test_const_defined_with_a_path
+    out = assert_same_on_opal_and_mri("fix_const_defined")
+    assert_includes out, "does not refer to class/module"
+  end
 end
