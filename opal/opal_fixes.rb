@@ -9,3 +9,4 @@
 # fixes is loaded. Some fixes have a compile-time half in lib/up/node/rewriters/.
 require 'opal_fixes/ivar_names'
 require 'opal_fixes/const_defined'
+require 'opal_fixes/forwardable'

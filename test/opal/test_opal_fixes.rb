@@ -17,4 +17,11 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_const_defined")
     assert_includes out, "does not refer to class/module"
   end
+
+  # Forwardable's accessor as MRI reads it: 'self.class' (Mustermann), chains, ivars,
+  # constants, private methods; SingleForwardable too.
+  def test_forwardable_accessor_is_an_expression
+    out = assert_same_on_opal_and_mri("fix_forwardable")
+    assert_includes out, %("parser of Pattern"\n"compiler of Pattern"\n"strict parser"\n)
+  end
 end
