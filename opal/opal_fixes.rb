@@ -10,3 +10,4 @@
 require 'opal_fixes/ivar_names'
 require 'opal_fixes/const_defined'
 require 'opal_fixes/forwardable'
+require 'opal_fixes/file_fnmatch'

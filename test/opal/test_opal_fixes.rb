@@ -24,4 +24,10 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_forwardable")
     assert_includes out, %("parser of Pattern"\n"compiler of Pattern"\n"strict parser"\n)
   end
+
+  # File.fnmatch, each flag (Sinatra matches Accept entries with it).
+  def test_file_fnmatch
+    out = assert_same_on_opal_and_mri("fix_fnmatch")
+    assert_includes out, %(["**/foo", "a/.b/c/foo", 2, false, false])
+  end
 end
