@@ -30,4 +30,10 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_fnmatch")
     assert_includes out, %(["**/foo", "a/.b/c/foo", 2, false, false])
   end
+
+  # Gem::Version and Gem::Requirement (Sinatra compares RUBY_VERSION as it loads).
+  def test_rubygems_versions_and_requirements
+    out = assert_same_on_opal_and_mri("fix_rubygems")
+    assert_includes out, %(["~> 3.0.1", ["3.0.1", "3.0.9"]])
+  end
 end
