@@ -36,4 +36,9 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_rubygems")
     assert_includes out, %(["~> 3.0.1", ["3.0.1", "3.0.9"]])
   end
+
+  # Process.pid and ppid are the process's own (Opal said 0), $$ too; $0 names the script.
+  def test_process_pid_ppid_and_program_name
+    assert_equal "true\ntrue\ntrue\ntrue\ntrue\ntrue\ntrue\ntrue\n", assert_same_on_opal_and_mri("fix_process")
+  end
 end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "rewriters/ivar_names"
+require_relative "rewriters/process_id"
 
 module Up
   module Node
@@ -8,7 +9,7 @@ module Up
     # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
-      ALL = [IvarNames].freeze
+      ALL = [IvarNames, ProcessId].freeze
     end
   end
 end
