@@ -5,13 +5,10 @@
 # Based on Roda 3.109.0, sha256 of the original: 2f3cb71eabb47daef8aa2ae64da200148e2cdd0585bd1e75c1c16df56deef25d
 # Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
 # earlier authors its MIT-LICENSE names.
-# Three things in this file cannot work under Opal, each changed where it is marked `UP!:`:
+# Two things in this file cannot work under Opal, each changed where it is marked `UP!:`:
 # - define_roda_method tells a Symbol name (used as given) from a String (made unique) by
 #   its class, and in Opal a Symbol is a String: every route block went to a fresh name and
 #   the app answered 404 to everything.
-# - def_roda_before and def_roda_after find the hook methods with private_instance_methods,
-#   which Opal leaves empty (it keeps no method visibility): the sessions plugin's
-#   _roda_after hook never ran and no session was saved.
 # - Methods built with class_eval of a String need Opal's parser at run time, which the
 #   bundle does not carry; they are built with define_method and alias_method instead.
 # Everything else is Roda's text.
@@ -457,12 +454,11 @@ class Roda
         # in order, if any _roda_before_* methods are defined. Also, rebuild
         # the route block if a _roda_before method is defined.
         def def_roda_before
-          # UP!: instance_methods and method_defined? for private_instance_methods and
-          # private_method_defined?, define_method and alias_method for class_eval.
-          meths = instance_methods.grep(/\A_roda_before_\d\d/).sort
+          meths = private_instance_methods.grep(/\A_roda_before_\d\d/).sort
           unless meths.empty?
-            plugin :_before_hook unless method_defined?(:_roda_before)
+            plugin :_before_hook unless private_method_defined?(:_roda_before)
             if meths.length == 1
+              # UP!: define_method and alias_method for class_eval.
               alias_method :_roda_before, meths.first
             else
               define_method(:_roda_before) { meths.each { |m| send(m) } }
@@ -476,11 +472,11 @@ class Roda
         # in order, if any _roda_after_* methods are defined. Also, use
         # the internal after hook plugin if the _roda_after method is defined.
         def def_roda_after
-          # UP!: as in def_roda_before.
-          meths = instance_methods.grep(/\A_roda_after_\d\d/).sort
+          meths = private_instance_methods.grep(/\A_roda_after_\d\d/).sort
           unless meths.empty?
-            plugin :error_handler unless method_defined?(:_roda_after)
+            plugin :error_handler unless private_method_defined?(:_roda_after)
             if meths.length == 1
+              # UP!: as in def_roda_before.
               alias_method :_roda_after, meths.first
             else
               define_method(:_roda_after) { |res| meths.each { |m| send(m, res) } }

@@ -6,7 +6,9 @@
 # `@length`, `@prototype`, `@caller`, `@arguments`) is kept under that name plus "$", as Opal
 # already does for `@constructor`. Opal.ivar maps a name for instance_variable_get/set and
 # friends; attr_reader and attr_writer are defined again because Opal's bind the old
-# Opal.ivar when the corelib loads. instance_variables already drops the "$".
+# Opal.ivar when the corelib loads (and, as in MRI, they and attr_accessor return the names
+# of the methods they define, so that `private attr_reader :x` works).
+# Kernel#instance_variables already drops the "$"; Module#instance_variables is below.
 %x{
   var up_reserved_ivars = ["constructor", "displayName", "__count__", "__noSuchMethod__",
     "__parent__", "__proto__", "hasOwnProperty", "valueOf",
@@ -29,7 +31,7 @@ class Module
         Opal.defn(self, Opal.jsid(name), body);
       }
     }
-    nil
+    names.map(&:to_s)
   end
 
   def attr_writer(*names)
@@ -43,7 +45,11 @@ class Module
         Opal.defn(self, Opal.jsid(name + '='), body);
       }
     }
-    nil
+    names.map { |name| "#{name}=" }
+  end
+
+  def attr_accessor(*names)
+    attr_reader(*names).zip(attr_writer(*names)).flatten
   end
 end
 

@@ -41,4 +41,11 @@ class TestOpalFixes < Minitest::Test
   def test_process_pid_ppid_and_program_name
     assert_equal "true\ntrue\ntrue\ntrue\ntrue\ntrue\ntrue\ntrue\n", assert_same_on_opal_and_mri("fix_process")
   end
+
+  # private/protected sections, respond_to?, *_method_defined?, *_instance_methods (Sinatra's
+  # Delegator asks respond_to?, Roda lists its hooks with private_instance_methods).
+  def test_method_visibility
+    out = assert_same_on_opal_and_mri("fix_visibility")
+    assert_includes out, %(["also_secret", "made", "pair", "pair=", "reader"]\n)
+  end
 end

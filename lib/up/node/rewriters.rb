@@ -2,6 +2,7 @@
 
 require_relative "rewriters/ivar_names"
 require_relative "rewriters/process_id"
+require_relative "rewriters/visibility"
 
 module Up
   module Node
@@ -9,7 +10,7 @@ module Up
     # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
-      ALL = [IvarNames, ProcessId].freeze
+      ALL = [IvarNames, ProcessId, Visibility].freeze
     end
   end
 end
