@@ -8,6 +8,7 @@
 # Built right after Opal's corelib (Up::Node::OpalBuilder::PRELUDE), before any file it
 # fixes is loaded. Some fixes have a compile-time half in lib/up/node/rewriters/.
 require 'opal_fixes/ivar_names'
+require 'opal_fixes/require'
 require 'opal_fixes/const_defined'
 require 'opal_fixes/forwardable'
 require 'opal_fixes/file_fnmatch'

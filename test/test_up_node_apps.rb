@@ -114,7 +114,7 @@ class TestUpNodeApps < Minitest::Test
   def test_sinatra_stops_up_node_with_the_first_file_opal_cannot_load
     status, output = run_up_node(*ARGS, "examples/sinatra/config.ru")
     assert_equal 1, status.exitstatus
-    assert_match(/up_node: .*cannot load "objspace": not on the Opal load path/, output)
+    assert_match(/up_node: .*cannot load "ipaddr": not on the Opal load path/, output)
   end
 
   private

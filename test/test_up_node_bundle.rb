@@ -92,6 +92,30 @@ class TestUpNodeBundle < Minitest::Test
     end
   end
 
+  # A require MRI might never run (in a method) or whose LoadError is rescued does not stop
+  # the build: it raises LoadError when it runs, as on MRI.
+  def test_a_missing_require_under_rescue_load_error_or_in_a_method_is_raised_at_run_time
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~RUBY)
+        begin
+          require "no_such_gem_here"
+          FAST = true
+        rescue LoadError
+          FAST = false
+        end
+        def lazy
+          require "no_such_gem_either"
+        rescue LoadError => e
+          e.message
+        end
+        run ->(_env) { [200, {}, ["fast: \#{FAST}, lazy: \#{lazy}"]] }
+      RUBY
+      start_up_node(rackup, cache: dir)
+      assert_equal "fast: false, lazy: cannot load such file -- no_such_gem_either", get("/").body
+    end
+  end
+
   def test_an_app_that_raises_while_loading_exits_1_with_the_error
     assert_start_fails("config.ru" => %(raise "no database"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
       assert_match(/cannot load #{Regexp.escape(rackup)}: .*no database \(RuntimeError\)/, out)

@@ -48,4 +48,11 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_visibility")
     assert_includes out, %(["also_secret", "made", "pair", "pair=", "reader"]\n)
   end
+
+  # A require in a method or under rescue LoadError may be missing: it compiles, and
+  # raises LoadError where MRI does, every time (Opal said false the second time).
+  def test_optional_require_of_a_missing_file_raises_load_error_each_time
+    out = assert_same_on_opal_and_mri("fix_require")
+    assert_includes out, %(["LoadError", "cannot load such file -- up_missing_feature"]\n)
+  end
 end

@@ -2,6 +2,7 @@
 
 require "digest"
 require "opal/compiler"
+require_relative "optional_requires"
 
 module Up
   module Node
@@ -9,11 +10,14 @@ module Up
     # tree (Up::Node::Rewriters, each the compile-time half of a fix of an Opal gap; the
     # run-time halves are in opal/opal_fixes/). Up::Node::RubyProcessor makes one per file.
     #
+    # It also tells Opal which requires may be missing (Up::Node::OptionalRequires).
+    #
     # Opal's corelib is left as Opal compiles it: it runs before those run-time halves are
     # loaded, and must agree with the runtime as Opal ships it.
     class Compiler < Opal::Compiler
       # The files that decide what this compiler outputs, besides Opal's.
-      SOURCES = [__FILE__, File.join(__dir__, "rewriters.rb"), *Dir[File.join(__dir__, "rewriters", "*.rb")]].sort.freeze
+      SOURCES = [__FILE__, File.join(__dir__, "optional_requires.rb"), File.join(__dir__, "rewriters.rb"),
+                 *Dir[File.join(__dir__, "rewriters", "*.rb")]].sort.freeze
 
       # A short digest of SOURCES, part of the key of Opal's cache of compiled files.
       def self.digest
@@ -33,6 +37,7 @@ module Up
         return if corelib?
 
         @sexp = self.class.rewriters.reduce(@sexp) { |sexp, rewriter| rewriter.new.process(sexp) }
+        autoloads.concat(OptionalRequires.new(file).find(@sexp))
       end
 
       private
