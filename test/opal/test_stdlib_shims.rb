@@ -15,4 +15,10 @@ class TestOpalStdlibShims < Minitest::Test
     out = assert_same_on_opal_and_mri("openssl_pack")
     assert_includes out, "#<Encoding:ASCII-8BIT>"
   end
+
+  # IPAddr (Sinatra and rack-protection): networks, include?, errors, text forms.
+  def test_ipaddr_matches_mri
+    out = assert_same_on_opal_and_mri("ipaddr")
+    assert_includes out, %(["1:2:3:4:5:6:7:8", "1:0:0:4::8", "0:0:1::", "::", "::1", "1::", "1::1:0:0:1"]\n)
+  end
 end
