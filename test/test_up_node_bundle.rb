@@ -42,6 +42,28 @@ class TestUpNodeBundle < Minitest::Test
     end
   end
 
+  # class_eval of a String needs Opal's parser: the build writes it beside the bundle, and
+  # the app loads it on the first such eval. An app without one carries no parser.
+  def test_an_app_that_evaluates_a_string_gets_the_parser_beside_its_bundle
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~'RUBY')
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        Greeter = Class.new { class_eval("def hi() 'hi from a string' end") }
+        first = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+        run ->(_env) { [200, {}, ["#{Greeter.new.hi} #{(first * 1000).round}"]] }
+      RUBY
+      server = start_up_node(rackup, cache: dir)
+      body, ms = get("/").body.split(/ (?=\d+\z)/)
+      assert_equal "hi from a string", body
+      note = server.wait_for(/compiled .* \(bundle (\S+) MB, Opal's parser (\S+) MB loaded when first needed\)/)
+      warn format("\nup_node: an app's first String eval loads Opal's parser (%s MB beside a %s MB bundle) in %d ms",
+                  note[2], note[1], ms.to_i)
+      hello = start_up_node(HELLO, cache: dir)
+      refute_match(/parser/, hello.wait_for(/compiled .* in \d.*\n/)[0])
+    end
+  end
+
   def test_a_changed_source_is_compiled_again
     Dir.mktmpdir do |dir|
       rackup = File.join(dir, "config.ru")

@@ -45,9 +45,19 @@ module OpalRack
       Up::Node::OpalBuilder::PRELUDE.each { |unit| builder.build(unit) }
       builder.build_str(source, "#{name}.rb")
     end
+    write_parser(builder, out)
     File.write("#{out}.tmp", builder.to_s)
     File.rename("#{out}.tmp", out)
     out
+  end
+
+  # Opal's parser beside the bundle at out, as up_node writes it, when the script
+  # evaluates Ruby in a String (opal/opal_fixes/string_eval.rb loads it).
+  def write_parser(builder, out)
+    return unless Up::Node::OpalBuilder.string_eval?(builder)
+
+    parser = quietly { Up::Node::OpalBuilder.parser(builder, load_paths) }
+    File.write(Up::Node::OpalBuilder.parser_path(out), parser.to_s)
   end
 
   # Opal warns on every /n regexp in Rack (JS has no byte mode; the flag changes nothing

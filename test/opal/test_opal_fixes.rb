@@ -55,4 +55,13 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_require")
     assert_includes out, %(["LoadError", "cannot load such file -- up_missing_feature"]\n)
   end
+
+  # class_eval, instance_eval and eval of a String: Opal's parser, loaded from its own file
+  # on the first one, compiles them as the bundle's files are compiled.
+  def test_string_eval_loads_the_parser_when_needed
+    out = assert_same_on_opal_and_mri("fix_string_eval")
+    assert_includes out, %("one on 0.0.0.0:4567"\n)
+    assert File.file?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("fix_string_eval")))
+    refute File.file?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("fix_process"))), "a script without String evals has no parser file"
+  end
 end

@@ -33,6 +33,16 @@ module Up
 
       attr_reader :path, :seconds
 
+      # The file that holds Opal's parser for this bundle, when the app needs one.
+      def parser_path
+        "#{@path.delete_suffix(".js")}.parser.js" # as Up::Node::OpalBuilder.parser_path
+      end
+
+      # What Node loads at the start, in bytes: the bundle; and the parser, loaded later.
+      def sizes
+        [@path, parser_path].map { |file| File.file?(file) ? File.size(file) : nil }
+      end
+
       # rackup: the app's config.ru. load_paths: where requires are looked for after our opal/
       # and Opal's own (the bundle's gems by default). cache_root: where the cache lives.
       def initialize(rackup, load_paths: Bundle.gem_paths, cache_root: Bundle.cache_root)
@@ -65,13 +75,30 @@ module Up
 
       private
 
+      # The parser file, when there is one, is written before the bundle: a bundle that is
+      # there and fresh has its parser beside it.
       def build
         builder = compile
+        parser = compile_parser(builder)
         FileUtils.mkdir_p(@dir)
+        if parser
+          write_atomically(parser_path, parser.to_s)
+        else
+          FileUtils.rm_f(parser_path)
+        end
         write_atomically("#{@path}.map", source_map(builder))
         write_atomically(@path, "#{builder.to_s}\n//# sourceMappingURL=#{File.basename(@path)}.map\n")
-        @manifest.write((builder.processed.map(&:abs_path).compact.select { |f| File.file?(f) } + TOOLS).uniq)
+        inputs = [builder, parser].compact.flat_map { |b| b.processed.map(&:abs_path) }
+        @manifest.write((inputs.compact.select { |f| File.file?(f) } + TOOLS).uniq)
         :built
+      end
+
+      # Opal's parser and compiler, as a file beside the bundle loaded on the first String
+      # eval (opal/opal_fixes/string_eval.rb), when the app's files have one; else nil.
+      def compile_parser(builder)
+        return unless OpalBuilder.string_eval?(builder)
+
+        quietly { OpalBuilder.parser(builder, @paths) }
       end
 
       # The compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.

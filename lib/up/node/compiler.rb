@@ -10,7 +10,9 @@ module Up
     # tree (Up::Node::Rewriters, each the compile-time half of a fix of an Opal gap; the
     # run-time halves are in opal/opal_fixes/). Up::Node::RubyProcessor makes one per file.
     #
-    # It also tells Opal which requires may be missing (Up::Node::OptionalRequires).
+    # It also tells Opal which requires may be missing (Up::Node::OptionalRequires), and
+    # notes whether the file evaluates Ruby code in a String (string_eval?), which needs
+    # Opal's parser at run time (Up::Node::OpalBuilder.parser).
     #
     # Opal's corelib is left as Opal compiles it: it runs before those run-time halves are
     # loaded, and must agree with the runtime as Opal ships it.
@@ -30,7 +32,25 @@ module Up
         Rewriters::ALL
       end
 
+      # The methods that take Ruby code in a String.
+      EVALS = %i[eval class_eval module_eval instance_eval].freeze
+
       attr_writer :abs_path
+
+      def string_eval?
+        @string_eval
+      end
+
+      # Opal's cache keeps a compiled file as the Marshal of its compiler, which names the
+      # fields it keeps; string_eval? is one more.
+      def marshal_dump
+        [super, @string_eval]
+      end
+
+      def marshal_load(data)
+        fields, @string_eval = data
+        super(fields)
+      end
 
       def parse
         super
@@ -38,9 +58,21 @@ module Up
 
         @sexp = self.class.rewriters.reduce(@sexp) { |sexp, rewriter| rewriter.new.process(sexp) }
         autoloads.concat(OptionalRequires.new(file).find(@sexp))
+        @string_eval = evaluates_string?(@sexp)
       end
 
       private
+
+      # A call of one of EVALS with an argument that is not a block (Opal's own rewriting
+      # has made a literal block an iter argument).
+      def evaluates_string?(node)
+        return false unless node.is_a?(::Parser::AST::Node)
+
+        _receiver, name, *args = *node if node.type == :send
+        return true if name && EVALS.include?(name) && args.any? { |arg| !%i[block_pass iter].include?(arg.type) }
+
+        node.children.any? { |child| evaluates_string?(child) }
+      end
 
       def corelib?
         @abs_path.to_s.start_with?("#{Opal.core_dir}/")

@@ -14,6 +14,8 @@ module Up
       # Our opal/ directory: first on the load path, so shims named like stdlib files (uri.rb)
       # shadow Opal's stubs.
       OPAL_DIR = File.expand_path("../../../opal", __dir__)
+      # Our lib/: on the load path of the parser file only, for the rewriters it carries.
+      LIB_DIR = File.expand_path("../..", __dir__)
       # Built before anything else, each as its own unit and in this order: Opal's corelib;
       # the fixes of Opal's own gaps (opal/opal_fixes.rb), which must run before any file
       # they fix is loaded; the Rack shims (opal/rack_compat.rb), which replace Opal.regexp
@@ -38,6 +40,37 @@ module Up
         Opal::Builder.new(path_reader: Opal::PathReader.new(load_path, extensions),
                           scheduler: Opal::BuilderScheduler::Sequential,
                           processors: [RubyProcessor, RackupProcessor, *Opal::Builder.processors])
+      end
+
+      # Files whose String evals do not count: our own fixes only pass them on, and
+      # Rack::Builder's are in parse_file, load_file and new_from_string, which read a
+      # config.ru at run time, as up_node does when it builds instead. (They work if an app
+      # calls them and something else brought the parser in.)
+      EVALS_NOT_COUNTED = [%r{/opal/opal_fixes/[^/]+\.rb\z}, %r{/rack/builder\.rb\z}].freeze
+
+      # True when a file compiled by builder evaluates Ruby code in a String, so that the
+      # bundle needs Opal's parser beside it.
+      def string_eval?(builder)
+        builder.processed.any? do |asset|
+          EVALS_NOT_COUNTED.none? { |pattern| asset.abs_path.to_s.match?(pattern) } && asset.respond_to?(:compiled) &&
+            asset.compiled.respond_to?(:string_eval?) && asset.compiled.string_eval?
+        end
+      end
+
+      # A builder of Opal's parser and compiler, for the file opal/opal_fixes/string_eval.rb
+      # loads beside the bundle that main built: it leaves out what that bundle has already.
+      # load_path: main's. The caller writes its to_s to parser_path(the bundle's path).
+      def parser(main, load_path)
+        builder = create([*load_path, LIB_DIR])
+        built = main.processed.map { |asset| asset.filename.sub(%r{\A\./}, "").sub(/\.(?:rb|opal|js)\z/, "") }
+        builder.prerequired = [*main.already_processed, *built].uniq
+        builder.build("opal_fixes/parser")
+        builder
+      end
+
+      # Where the parser file of the bundle at path goes: where string_eval.rb looks for it.
+      def parser_path(path)
+        "#{path.delete_suffix(".js")}.parser.js"
       end
 
       def extensions

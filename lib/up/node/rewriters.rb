@@ -11,6 +11,9 @@ module Up
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
       ALL = [IvarNames, ProcessId, Visibility].freeze
+      # The same for code compiled at run time from a String (opal/opal_fixes/parser.rb),
+      # whose top level is the body it is evaluated in, not a file's.
+      AT_RUN_TIME = [IvarNames, ProcessId, Visibility::InEval].freeze
     end
   end
 end

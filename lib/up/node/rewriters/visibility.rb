@@ -17,7 +17,7 @@ module Up
         DEFINERS = %i[define_method attr_reader attr_writer attr_accessor attr].freeze
 
         def on_top(node)
-          super(node.updated(nil, [in_scope(node.children.first, :private)]))
+          super(node.updated(nil, [in_scope(node.children.first, top_level)]))
         end
 
         def on_class(node)
@@ -41,7 +41,22 @@ module Up
           super(node.updated(nil, [args, in_scope(body)]))
         end
 
+        # For code evaluated from a String: its top level is the class body or object it is
+        # evaluated in, where definitions start public.
+        class InEval < Visibility
+          private
+
+          def top_level
+            nil
+          end
+        end
+
         private
+
+        # The visibility a file's top level starts with: its methods are Object's private ones.
+        def top_level
+          :private
+        end
 
         # body with each definition after a default-visibility call wrapped; default is
         # the visibility the scope starts with (nil: public).
