@@ -64,4 +64,11 @@ class TestOpalFixes < Minitest::Test
     assert File.file?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("fix_string_eval")))
     refute File.file?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("fix_process"))), "a script without String evals has no parser file"
   end
+
+  # <<, concat, sub!, slice! and the other String changes through variables, attributes
+  # and Hash entries, with MRI's return values; Arrays unaffected.
+  def test_strings_changed_in_place
+    out = assert_same_on_opal_and_mri("fix_mutable_strings")
+    assert_includes out, %("<inner inner>"\n).delete(" ")
+  end
 end
