@@ -71,4 +71,12 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_mutable_strings")
     assert_includes out, %("<inner inner>"\n).delete(" ")
   end
+
+
+  # throw is not rescued on its way to catch (Sinatra's halt), and $! in a rescue body is
+  # the exception it handles, also re-raised from an inner rescue.
+  def test_throw_passes_rescue_and_reraise_keeps_the_exception
+    out = assert_same_on_opal_and_mri("fix_catch_throw")
+    assert out.start_with?(%("body"\nensure ran\n42\n)), out
+  end
 end
