@@ -79,4 +79,12 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_catch_throw")
     assert out.start_with?(%("body"\nensure ran\n42\n)), out
   end
+
+
+  # `next value` in a while loop still evaluates value (Opal dropped it: Sinatra's
+  # error_block! spun forever); in a block it stays the block's value.
+  def test_next_with_a_value_in_a_loop
+    out = assert_same_on_opal_and_mri("fix_loop_next")
+    assert out.start_with?(%("grand"\n"Grand"\n)), out
+  end
 end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "rewriters/ivar_names"
+require_relative "rewriters/loop_next"
 require_relative "rewriters/mutable_strings"
 require_relative "rewriters/process_id"
 require_relative "rewriters/visibility"
@@ -11,10 +12,10 @@ module Up
     # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
-      ALL = [IvarNames, ProcessId, Visibility, MutableStrings].freeze
+      ALL = [IvarNames, ProcessId, Visibility, MutableStrings, LoopNext].freeze
       # The same for code compiled at run time from a String (opal/opal_fixes/parser.rb),
       # whose top level is the body it is evaluated in, not a file's.
-      AT_RUN_TIME = [IvarNames, ProcessId, Visibility::InEval, MutableStrings].freeze
+      AT_RUN_TIME = [IvarNames, ProcessId, Visibility::InEval, MutableStrings, LoopNext].freeze
     end
   end
 end
