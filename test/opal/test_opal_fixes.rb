@@ -87,4 +87,11 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_loop_next")
     assert out.start_with?(%("grand"\n"Grand"\n)), out
   end
+
+
+  # String#encode with no encoding gives the string back (Opal failed in its runtime).
+  def test_encode_without_an_encoding
+    out = assert_same_on_opal_and_mri("fix_encode")
+    assert out.start_with?(%("Jürgen"\n"UTF-8"\n)), out
+  end
 end
