@@ -42,4 +42,6 @@ p URI.parse("http://example.org/").port, URI("http://[::1]:9/x").hostname
 p URI.encode_www_form([["a", "1"], ["b c", "é&"], ["d", nil]]), URI.decode_www_form("a=1&b+c=%C3%A9%26&d")
 p URI.encode_www_form_component("a b*~é"), URI.decode_www_form_component("a+b%2A%7E%C3%A9")
 p URI::DEFAULT_PARSER.escape("/a b/é?x=[1]"), URI::DEFAULT_PARSER.unescape("%2Fa%20b")
+regexps = URI::RFC2396_Parser.new.regexp
+p %w[< a ; %].map { |c| regexps[:UNSAFE].match?(c) }, regexps[:ESCAPED].match?("%2F"), regexps[:ABS_URI].match?("http://h/")
 p CGI.escapeHTML(%(<a href="x">'&'</a>))
