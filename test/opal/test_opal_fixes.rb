@@ -94,4 +94,10 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_encode")
     assert out.start_with?(%("Jürgen"\n"UTF-8"\n)), out
   end
+
+
+  # Method#parameters is an Array (Opal answered undefined; Tilt's ERB engine asks it).
+  def test_method_parameters_is_an_array
+    assert_equal "true\ntrue\n" * 4 + "2\n[]\nfalse\n", assert_same_on_opal_and_mri("fix_method_parameters")
+  end
 end
