@@ -100,4 +100,12 @@ class TestOpalFixes < Minitest::Test
   def test_method_parameters_is_an_array
     assert_equal "true\ntrue\n" * 4 + "2\n[]\nfalse\n", assert_same_on_opal_and_mri("fix_method_parameters")
   end
+
+
+  # Array#reject, #index, #rindex, #take_while take an element apart for |a, b| blocks
+  # (Sinatra's caller_files took its own file for the app's).
+  def test_array_blocks_take_elements_apart
+    out = assert_same_on_opal_and_mri("fix_array_block_args")
+    assert out.start_with?(%([[1, "a"], [3, "c"]]\n)), out
+  end
 end
