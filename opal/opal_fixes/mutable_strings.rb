@@ -1,18 +1,58 @@
 # frozen_string_literal: true
 # backtick_javascript: true
+# use_strict: true
 
 require 'rack_compat/bytes'
 
 # Strings changed in place: `buf = String.new; buf << "a"`, `name.upcase!`, `path.slice!(0)`.
 # An Opal String is an immutable JavaScript string, and Opal raised NotImplementedError for
 # every such method, which is how Mustermann parses routes, Sinatra builds a content type
-# and Tilt renders a template. What a change in place means can still be kept where code
-# can see it: in the variable (or attribute, or hash entry) that holds the string. The
-# compiler rewrites `buf << x` on a variable into "if buf is a String, buf = the changed
-# string" (Up::Node::Rewriters::MutableStrings), and the methods here compute the changed
-# string and MRI's return value without changing anything. Another reference to the same
-# string keeps the old value: that is the limit. `[]=` still raises, since the rewriting
-# would cost every Hash assignment.
+# and a redirect's URL, and Tilt renders a template. Two ways, together:
+#
+# - A String made to be changed (String.new, dup, +@) is an object of its own whose value
+#   can change (UpMutableString below; JS sees its value through toString and valueOf, as
+#   it sees a boxed String's), so it changes in place and every reference sees the change,
+#   as in MRI.
+# - Any other String (a literal, a method's result) cannot change. For those the compiler
+#   rewrites `buf << x` on a variable, an attribute or a hash entry into "if buf is a
+#   String, buf = the changed string" (Up::Node::Rewriters::MutableStrings), and the
+#   methods here compute the changed string and MRI's return value. Another reference to
+#   such a string keeps the old value: that is the limit.
+#
+# `[]=` still raises, since rewriting it would cost every Hash assignment.
+%x{
+  function UpMutableString(value) {
+    this.$$up_value = value;
+  }
+  var up_value = function() { return this.$$up_value; };
+  UpMutableString.prototype = Object.create(String.prototype, {
+    toString: { value: up_value },
+    valueOf: { value: up_value },
+    toJSON: { value: up_value },
+    length: { get: function() { return this.$$up_value.length; } },
+    $$up_mutable: { value: true }
+  });
+
+  // A String object holding value, whose value can change; value's encoding is kept.
+  Opal.up_mutable = function(value) {
+    var string = new UpMutableString(value.toString());
+    Opal.up_set_value(string, value);
+    return string;
+  };
+
+  // Gives the changeable string the value (and encoding) of value.
+  Opal.up_set_value = function(string, value) {
+    string.$$up_value = value.toString();
+    if (typeof value !== 'string' && value.hasOwnProperty('encoding')) {
+      string.encoding = value.encoding;
+      string.internal_encoding = value.internal_encoding;
+    } else {
+      delete string.encoding;
+      delete string.internal_encoding;
+    }
+  };
+}
+
 class BasicObject
   # Whether __up_mutate applies: a cheap test the compiled code makes before it.
   def __up_string?
@@ -29,8 +69,20 @@ class String
     def new(*args)
       options = ::Hash === args.last ? args.pop : {}
       string = __opal_new(*args)
-      options[:encoding] ? string.force_encoding(options[:encoding]) : string
+      string = string.force_encoding(options[:encoding]) if options[:encoding]
+      `self === Opal.String` ? `Opal.up_mutable(string)` : string
     end
+  end
+
+  # A copy that can change (a subclass's copies stay as Opal makes them).
+  alias __opal_dup dup
+  def dup
+    `self.$$class === Opal.String` ? `Opal.up_mutable(self)` : __opal_dup
+  end
+
+  # Self when it can change, else a copy that can.
+  def +@
+    `self.$$up_mutable === true && self.$$frozen !== true` ? self : dup
   end
 
   # Methods that change the string and return it (so the result is the changed string).
@@ -40,8 +92,18 @@ class String
     true
   end
 
-  # [the string as name would leave it, what name returns in MRI]; self is not changed.
+  # [the string as name would leave it, what name returns in MRI]. A changeable string
+  # changes (and is its own new value); any other is not changed.
   def __up_mutate(name, *args, &block)
+    changed, result = __up_compute(name, *args, &block)
+    return [changed, result] unless `self.$$up_mutable === true`
+
+    ::Kernel.raise ::FrozenError.new("can't modify frozen String: #{inspect}", receiver: self) if frozen?
+    `Opal.up_set_value(self, changed)`
+    [self, `result === changed` ? self : result]
+  end
+
+  def __up_compute(name, *args, &block)
     case name
     when '<<' then __up_changed(__up_join([self, __up_appendable(args.first)]))
     when 'concat' then __up_changed(__up_join([self, *args.map { |arg| __up_appendable(arg) }]))

@@ -77,3 +77,23 @@ bytes = String.new(encoding: Encoding::BINARY)
 bytes << [0xff, 0x00].pack("C*")
 bytes << "A"
 p bytes.bytes, bytes.encoding.to_s
+
+# A String made to change (String.new, dup, +@) changes in place: every reference sees it,
+# as Sinatra's `uri = [host = String.new]; host << "http://"` needs.
+parts = [host = String.new]
+host << "http://" << "localhost"
+parts << "/path"
+p parts.join, host
+alias_of = buf2 = +"a"
+buf2 << "b"
+alias_of.upcase!
+p buf2, alias_of.equal?(buf2), buf2.frozen?
+list_of = [String.new]
+list_of.last << "x"
+p list_of
+frozen = String.new("ice").freeze
+begin
+  frozen << "!"
+rescue FrozenError => e
+  p e.class
+end
