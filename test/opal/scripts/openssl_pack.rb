@@ -42,3 +42,25 @@ begin
 rescue ArgumentError => e
   p e.class
 end
+
+# AES-256-GCM with additional data and a tag, as rack-session's cookies (Encryptor V2).
+gcm = OpenSSL::Cipher.new("aes-256-gcm")
+gcm.encrypt
+gcm.key = key
+gcm.iv_len = 12
+gcm.iv = iv[0, 12]
+gcm.auth_data = "\x02salt".b
+sealed = gcm.update(plain) + gcm.final
+tag = gcm.auth_tag
+p hex.(sealed), hex.(tag), tag.bytesize
+[tag, tag.bytes.map { |b| b ^ 1 }.pack("C*")].each do |check|
+  opener = OpenSSL::Cipher.new("aes-256-gcm")
+  opener.decrypt
+  opener.key = key
+  opener.iv = iv[0, 12]
+  opener.auth_tag = check
+  opener.auth_data = "\x02salt".b
+  p (opener.update(sealed) + opener.final).force_encoding("UTF-8")
+rescue OpenSSL::Cipher::CipherError => e
+  p e.class
+end
