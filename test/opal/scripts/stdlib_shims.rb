@@ -45,3 +45,14 @@ p URI::DEFAULT_PARSER.escape("/a b/é?x=[1]"), URI::DEFAULT_PARSER.unescape("%2F
 regexps = URI::RFC2396_Parser.new.regexp
 p %w[< a ; %].map { |c| regexps[:UNSAFE].match?(c) }, regexps[:ESCAPED].match?("%2F"), regexps[:ABS_URI].match?("http://h/")
 p CGI.escapeHTML(%(<a href="x">'&'</a>))
+
+require "base64"
+bin = [0, 0xfe, 0xff, 0x41].pack("C*")
+p Base64.strict_encode64(bin), Base64.encode64("x" * 50), Base64.urlsafe_encode64(bin), Base64.urlsafe_encode64(bin, padding: false)
+p Base64.strict_encode64("Jürgen"), Base64.strict_decode64("AP7/QQ==").bytes, Base64.strict_decode64("AP7/QQ==").encoding
+p Base64.decode64("eHh4\neHg=\n"), Base64.urlsafe_decode64("AP7_QQ").bytes, Base64.decode64(Base64.encode64(bin)) == bin
+begin
+  Base64.strict_decode64("AP7/QQ=")
+rescue ArgumentError => e
+  p e.class
+end
