@@ -50,3 +50,20 @@ class String
     }
   end
 end
+
+# A part cut from bytes is bytes, as on MRI: Opal's String#[] (and slice, byteslice) gave a
+# primitive JS string, without the mark, so its bytes above 0x7f changed when it reached
+# Node (rack-session's cookie salt, cut with data.slice(1, 32), made a wrong key and no
+# cookie opened). Text keeps Opal's fast path.
+class String
+  alias __opal_aref []
+
+  def [](index, length = undefined)
+    part = `length === undefined ? self.$__opal_aref(index) : self.$__opal_aref(index, length)`
+    text = `typeof self === 'string' || part === nil || !self.internal_encoding || self.internal_encoding.name === 'UTF-8'`
+    text || !RackCompat::Bytes.binary?(self) ? part : RackCompat::Bytes.binary(part)
+  end
+
+  alias slice []
+  alias byteslice []
+end

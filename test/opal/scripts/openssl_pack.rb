@@ -64,3 +64,7 @@ p hex.(sealed), hex.(tag), tag.bytesize
 rescue OpenSSL::Cipher::CipherError => e
   p e.class
 end
+
+# A part cut from bytes stays bytes (rack-session cuts its cookie's salt with slice).
+bytes = [0xff, 1, 0x80, 2].pack("C*")
+p bytes[0, 2].bytes, bytes.slice(1..).encoding, bytes.byteslice(2, 1).bytes, bytes[9], hex.(bytes[-2..])
