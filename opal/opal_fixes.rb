@@ -6,7 +6,9 @@
 # on; test/opal/test_opal_fixes.rb runs each construct on MRI and on Opal and compares.
 #
 # Built right after Opal's corelib (Up::Node::OpalBuilder::PRELUDE), before any file it
-# fixes is loaded. Some fixes have a compile-time half in lib/up/node/rewriters/.
+# fixes is loaded (interpolation first: every later file calls it). Some fixes have a
+# compile-time half in lib/up/node/rewriters/.
+require 'opal_fixes/interpolation'
 require 'opal_fixes/ivar_names'
 require 'opal_fixes/require'
 require 'opal_fixes/const_defined'

@@ -42,7 +42,7 @@ module OpalRack
     FileUtils.mkdir_p(CACHE)
     builder = Up::Node::OpalBuilder.create(load_paths)
     quietly do
-      Up::Node::OpalBuilder::PRELUDE.each { |unit| builder.build(unit) }
+      Up::Node::OpalBuilder.build_prelude(builder)
       builder.build_str(source, "#{name}.rb")
     end
     write_parser(builder, out)

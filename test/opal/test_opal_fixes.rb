@@ -108,4 +108,10 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_array_block_args")
     assert out.start_with?(%([[1, "a"], [3, "c"]]\n)), out
   end
+
+  # "#{a}#{b}" with a part that holds bytes gives bytes (rack-session's cookie plaintext).
+  def test_interpolation_keeps_bytes
+    out = assert_same_on_opal_and_mri("fix_interpolation")
+    assert out.start_with?(%(#<Encoding:ASCII-8BIT>\n22\n[2, 0, 254, 128, 123, 34]\n)), out
+  end
 end

@@ -127,7 +127,8 @@ module Up
       def compile_app(requirable = [])
         builder = OpalBuilder.create(@paths)
         quietly do
-          [*OpalBuilder::PRELUDE, GLUE].each { |name| builder.build(name) }
+          OpalBuilder.build_prelude(builder)
+          builder.build(GLUE)
           requirable.each { |name| builder.build_require(name) }
           builder.build_str(rackup_source, File.basename(@rackup))
         end

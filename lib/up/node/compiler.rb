@@ -14,8 +14,9 @@ module Up
     # notes whether the file evaluates Ruby code in a String (string_eval?), which needs
     # Opal's parser at run time (Up::Node::OpalBuilder.parser).
     #
-    # Opal's corelib is left as Opal compiles it: it runs before those run-time halves are
-    # loaded, and must agree with the runtime as Opal ships it.
+    # Opal's corelib, and what it loads, is left as Opal compiles it: it runs before those
+    # run-time halves are loaded, and must agree with the runtime as Opal ships it
+    # (Up::Node::OpalBuilder.build_prelude marks those files up_bootstrap).
     class Compiler < Opal::Compiler
       # The files that decide what this compiler outputs, besides Opal's.
       SOURCES = [__FILE__, File.join(__dir__, "optional_requires.rb"), File.join(__dir__, "rewriters.rb"),
@@ -54,7 +55,7 @@ module Up
 
       def parse
         super
-        return if corelib?
+        return if corelib? || @options[:up_bootstrap]
 
         @sexp = self.class.rewriters.reduce(@sexp) { |sexp, rewriter| rewriter.new.process(sexp) }
         autoloads.concat(OptionalRequires.new(file).find(@sexp))

@@ -24,6 +24,15 @@ module Up
 
       module_function
 
+      # Builds PRELUDE into builder. Opal's corelib and what it loads (lib/opal/regexp_anchors,
+      # outside the corelib's directory) are compiled without Up::Node::Compiler's rewriting,
+      # whose output calls opal_fixes, which they load before.
+      def build_prelude(builder)
+        builder.build(PRELUDE.first, up_bootstrap: true)
+        PRELUDE.drop(1).each { |unit| builder.build(unit) }
+        builder
+      end
+
       # Where a build looks for a require: OPAL_DIR, Opal's own paths, then paths.
       def load_path(paths)
         [OPAL_DIR, *Opal.paths, *paths]

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "rewriters/interpolation"
 require_relative "rewriters/ivar_names"
 require_relative "rewriters/loop_next"
 require_relative "rewriters/mutable_strings"
@@ -12,10 +13,10 @@ module Up
     # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
-      ALL = [IvarNames, ProcessId, Visibility, MutableStrings, LoopNext].freeze
+      ALL = [IvarNames, ProcessId, Visibility, MutableStrings, LoopNext, Interpolation].freeze
       # The same for code compiled at run time from a String (opal/opal_fixes/parser.rb),
       # whose top level is the body it is evaluated in, not a file's.
-      AT_RUN_TIME = [IvarNames, ProcessId, Visibility::InEval, MutableStrings, LoopNext].freeze
+      AT_RUN_TIME = [IvarNames, ProcessId, Visibility::InEval, MutableStrings, LoopNext, Interpolation].freeze
     end
   end
 end
