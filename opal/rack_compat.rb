@@ -28,6 +28,7 @@ require 'rack_compat/file'
 require 'rack_compat/node_paths'
 require 'rack_compat/string_scanner'
 require 'rack_compat/pack'
+require 'rack_compat/json'
 
 # Rack methods that mutate strings or need runtime ERB, rewritten; each file requires the
 # Rack file it patches.

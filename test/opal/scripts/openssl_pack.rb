@@ -68,3 +68,5 @@ end
 # A part cut from bytes stays bytes (rack-session cuts its cookie's salt with slice).
 bytes = [0xff, 1, 0x80, 2].pack("C*")
 p bytes[0, 2].bytes, bytes.slice(1..).encoding, bytes.byteslice(2, 1).bytes, bytes[9], hex.(bytes[-2..])
+require "json"
+p JSON.parse(%({"name":"Jürgen"}).b), JSON.parse(%({"name":"Jürgen"}))
