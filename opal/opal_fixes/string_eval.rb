@@ -26,12 +26,26 @@
   Opal.load_parser = Opal.up_load_parser;
 }
 
+# Code that does not parse raises SyntaxError, as in MRI (Opal's compiler raised its own
+# Opal::SyntaxError from class_eval and instance_eval).
+module Kernel
+  def __up_syntax_errors
+    yield
+  rescue ::Exception => e # rubocop:disable Lint/RescueException
+    ::Kernel.raise e unless e.class.name == 'Opal::SyntaxError'
+
+    ::Kernel.raise ::SyntaxError, e.message
+  end
+end
+
 class Module
   alias __opal_module_eval module_eval
 
   def module_eval(*args, &block)
-    `Opal.up_load_parser()` if block.nil? && !args.empty?
-    __opal_module_eval(*args, &block)
+    return __opal_module_eval(*args, &block) unless block.nil? && !args.empty?
+
+    `Opal.up_load_parser()`
+    __up_syntax_errors { __opal_module_eval(*args) }
   end
 
   alias class_eval module_eval
@@ -43,6 +57,7 @@ class BasicObject
   def instance_eval(*args, &block)
     if block.nil? && !args.empty? && !(::String === args.first && args.first.match?(/\A@\w+\z/))
       `Opal.up_load_parser()`
+      return ::Kernel.instance_method(:__up_syntax_errors).bind_call(self) { __opal_instance_eval(*args) }
     end
     __opal_instance_eval(*args, &block)
   end

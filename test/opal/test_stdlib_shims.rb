@@ -21,4 +21,10 @@ class TestOpalStdlibShims < Minitest::Test
     out = assert_same_on_opal_and_mri("ipaddr")
     assert_includes out, %(["1:2:3:4:5:6:7:8", "1:0:0:4::8", "0:0:1::", "::", "::1", "1::", "1::1:0:0:1"]\n)
   end
+
+  # ERB compiled to Ruby source (Tilt, Sinatra's erb): each template in each trim mode.
+  def test_erb_renders_as_mri
+    out = assert_same_on_opal_and_mri("erb_templates")
+    assert_includes out, %(["<>", "<h1>Fruit &amp; &lt;Veg&gt;</h1>\\n<ul>\\n  <li>apple</li>\\n  <li>pear</li>\\n</ul>\\n"]\n)
+  end
 end

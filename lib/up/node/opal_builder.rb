@@ -51,11 +51,12 @@ module Up
                           processors: [RubyProcessor, RackupProcessor, *Opal::Builder.processors])
       end
 
-      # Files whose String evals do not count: our own fixes only pass them on, and
-      # Rack::Builder's are in parse_file, load_file and new_from_string, which read a
-      # config.ru at run time, as up_node does when it builds instead. (They work if an app
-      # calls them and something else brought the parser in.)
-      EVALS_NOT_COUNTED = [%r{/opal/opal_fixes/[^/]+\.rb\z}, %r{/rack/builder\.rb\z}].freeze
+      # Files whose String evals do not count, as every bundle has them and they run only
+      # when called: our own fixes only pass them on; our erb.rb (loaded for Rack's error
+      # pages) evaluates in ERB#result; Rack::Builder's are in parse_file, load_file and
+      # new_from_string, which read a config.ru at run time, as up_node does when it builds
+      # instead. (They work if something else brought the parser in.)
+      EVALS_NOT_COUNTED = [%r{/opal/opal_fixes/[^/]+\.rb\z}, %r{/opal/erb\.rb\z}, %r{/rack/builder\.rb\z}].freeze
 
       # True when a file compiled by builder evaluates Ruby code in a String, so that the
       # bundle needs Opal's parser beside it.
