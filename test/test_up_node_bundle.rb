@@ -64,6 +64,22 @@ class TestUpNodeBundle < Minitest::Test
     end
   end
 
+  # Tilt loads a template engine by a name from a table when it first renders; the build
+  # compiles in each engine that compiles here (tilt/erb; not tilt/erubi, whose gem is not
+  # installed), and the app renders with it.
+  def test_tilt_template_engines_are_compiled_in
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~'RUBY')
+        require "tilt"
+        page = Tilt["erb"].new { "<% 3.times do |i| %><%= i %>,<% end %> <%= @who %>" }
+        run ->(_env) { [200, {}, [page.render(Struct.new(:x).new.tap { |o| o.instance_variable_set(:@who, "Ada") })]] }
+      RUBY
+      start_up_node(rackup, cache: dir)
+      assert_equal "0,1,2, Ada", get("/").body
+    end
+  end
+
   def test_a_changed_source_is_compiled_again
     Dir.mktmpdir do |dir|
       rackup = File.join(dir, "config.ru")

@@ -103,18 +103,21 @@ module Up
 
       # The compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
       #
-      # An app on Roda is compiled twice: the first compile shows which Roda plugins it loads
-      # (Up::Node::RodaPlugins; Roda requires them by a name built at run time), the second
-      # puts them in the bundle as files Roda's require finds.
+      # An app on Roda or Tilt is compiled twice: the first compile shows which Roda plugins
+      # (Up::Node::RodaPlugins) and Tilt engines (Up::Node::TiltTemplates) it can load, which
+      # both require by a name made at run time; the second puts them in the bundle as files
+      # those requires find.
       def compile
         require_relative "opal_builder"
         require_relative "roda_plugins"
+        require_relative "tilt_templates"
         # The app's directory last: Opal resolves config.ru's require_relative against the
         # name it was compiled under, and finds only files on its load path.
         @paths = OpalBuilder.load_path([*@load_paths, File.dirname(@rackup)])
         builder = compile_app
-        plugins = RodaPlugins.new(@paths).requires(builder.processed.map(&:abs_path).compact)
-        plugins.empty? ? builder : compile_app(plugins)
+        files = builder.processed.map(&:abs_path).compact
+        loadable = RodaPlugins.new(@paths).requires(files) + quietly { TiltTemplates.new(@paths).requires(files, builder) }
+        loadable.empty? ? builder : compile_app(loadable)
       rescue Opal::Builder::MissingRequire => e
         requirer = e.message[/A file required by "(.*?)" wasn't found/, 1]&.then { |f| resolve(f) }
         missing = e.message[/can't find file: (".*?") in:/, 1]

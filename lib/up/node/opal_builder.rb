@@ -71,10 +71,17 @@ module Up
       # loads beside the bundle that main built: it leaves out what that bundle has already.
       # load_path: main's. The caller writes its to_s to parser_path(the bundle's path).
       def parser(main, load_path)
-        builder = create([*load_path, LIB_DIR])
+        builder = after(main, [*load_path, LIB_DIR])
+        builder.build("opal_fixes/parser")
+        builder
+      end
+
+      # A builder for files that load after the bundle main built: it leaves out what main
+      # has already.
+      def after(main, load_path)
+        builder = create(load_path)
         built = main.processed.map { |asset| asset.filename.sub(%r{\A\./}, "").sub(/\.(?:rb|opal|js)\z/, "") }
         builder.prerequired = [*main.already_processed, *built].uniq
-        builder.build("opal_fixes/parser")
         builder
       end
 
