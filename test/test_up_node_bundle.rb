@@ -80,6 +80,27 @@ class TestUpNodeBundle < Minitest::Test
     end
   end
 
+  # caller and backtraces name Ruby files by absolute path, as on MRI (Sinatra finds the
+  # app's file in caller's lines), and caller leaves out Opal's runtime and corelib, as MRI
+  # leaves out its core.
+  def test_caller_names_ruby_files_by_absolute_path_without_the_runtime
+    Dir.mktmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "lib"))
+      File.write(File.join(dir, "lib", "where.rb"), "LOADED_FROM = caller(1, 1).first\ndef where = caller(0)\n")
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~'RUBY')
+        require_relative "lib/where"
+        run ->(_env) { [200, {}, [[LOADED_FROM, where.first(2), (raise "x" rescue $!.backtrace.first)].inspect]] }
+      RUBY
+      start_up_node(rackup, cache: dir)
+      loaded_from, frames, raised = eval(get("/").body) # rubocop:disable Security/Eval
+      assert_match(/\A#{Regexp.escape(rackup)}:1:\d+:in /, loaded_from)
+      assert_match(%r{\A#{Regexp.escape(dir)}/lib/where\.rb:2:\d+:in `where'\z}, frames[0])
+      assert_match(/\A#{Regexp.escape(rackup)}:2:\d+:in /, frames[1])
+      assert_match(/\A#{Regexp.escape(rackup)}:2:/, raised)
+    end
+  end
+
   def test_a_changed_source_is_compiled_again
     Dir.mktmpdir do |dir|
       rackup = File.join(dir, "config.ru")

@@ -141,8 +141,15 @@ module Up
       # The map Node applies to stack traces (node --enable-source-maps), so that an app's
       # backtrace names config.ru and its Ruby files. Opal makes an index map (one section per
       # file); Node 20 reads a top-level "sources" even then and drops the map without one.
+      # Each file is named by its absolute path, as in MRI's backtraces (Opal names it as it
+      # was required): Sinatra finds the app's file among caller's lines so.
       def source_map(builder)
-        JSON.generate(JSON.parse(builder.source_map.to_json).merge("sources" => []))
+        map = JSON.parse(builder.source_map.to_json)
+        map.fetch("sections", []).zip(builder.processed) do |section, asset|
+          path = asset&.abs_path
+          section["map"]["sources"] = [path] if path && section.dig("map", "sources")&.size == 1 && File.file?(path)
+        end
+        JSON.generate(map.merge("sources" => []))
       end
 
       def quietly
