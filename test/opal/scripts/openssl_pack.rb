@@ -70,3 +70,7 @@ bytes = [0xff, 1, 0x80, 2].pack("C*")
 p bytes[0, 2].bytes, bytes.slice(1..).encoding, bytes.byteslice(2, 1).bytes, bytes[9], hex.(bytes[-2..])
 require "json"
 p JSON.parse(%({"name":"Jürgen"}).b), JSON.parse(%({"name":"Jürgen"}))
+
+# bytes + bytes is bytes (Roda signs encrypted_data + key).
+joined = bytes + [0xfe].pack("C*")
+p joined.bytes, joined.encoding, ("ab" + "cd").encoding
