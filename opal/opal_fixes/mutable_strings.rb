@@ -40,6 +40,16 @@ require 'rack_compat/bytes'
     return string;
   };
 
+  // A boxed String with the value and encoding of the changeable string, which cannot change.
+  Opal.up_immutable_copy = function(string) {
+    var copy = new String(string.$$up_value);
+    if (string.hasOwnProperty('encoding')) {
+      copy.encoding = string.encoding;
+      copy.internal_encoding = string.internal_encoding;
+    }
+    return copy;
+  };
+
   // Gives the changeable string the value (and encoding) of value.
   Opal.up_set_value = function(string, value) {
     string.$$up_value = value.toString();

@@ -12,12 +12,19 @@ require 'rack_compat/bytes'
 #   expression and as a statement; here the value is always right, and a statement on a
 #   primitive string is a no-op instead of an error.
 # Opal strings are immutable, so a conversion returns a new string; only a relabelling of a
-# boxed string (Opal's own behaviour) happens in place.
+# boxed string (Opal's own behaviour) happens in place, and a String made to change is
+# changed.
 class String
   alias __opal_force_encoding force_encoding
 
   def force_encoding(encoding)
     encoding = Encoding.find(encoding.to_s) unless encoding.is_a?(Encoding)
+    if `self.$$up_mutable === true`
+      # A String that can change (opal/opal_fixes/mutable_strings.rb) changes in place, as on
+      # MRI, so a second reference sees it (Roda's `hmac = secret = secret.dup.force_encoding(..)`).
+      `Opal.up_set_value(self, #{`Opal.up_immutable_copy(self)`.force_encoding(encoding)})`
+      return self
+    end
     bytes = RackCompat::Bytes.binary?(self)
     if bytes
       return self if encoding.binary?

@@ -97,3 +97,10 @@ begin
 rescue FrozenError => e
   p e.class
 end
+
+# force_encoding changes a String made to change in place (Roda's sessions:
+# `hmac_secret = secret = secret.dup.force_encoding("BINARY")`, then `secret.slice!(0, 32)`).
+source = "s\u00e9cret-0123456789"
+hmac = key = source.dup.force_encoding("BINARY")
+cipher = key.slice!(0, 4)
+p hmac.equal?(key), hmac.bytesize, cipher.bytes, key.encoding, source.encoding
