@@ -81,6 +81,8 @@ module Up
         builder = compile
         parser = compile_parser(builder)
         FileUtils.mkdir_p(@dir)
+        # What the last bundle's String evals compiled to belongs to its parser.
+        FileUtils.rm_f("#{@path.delete_suffix(".js")}.evals.json")
         if parser
           write_atomically(parser_path, parser.to_s)
         else

@@ -32,3 +32,11 @@ p eval("[1, 2, 3].sum * 2"), Kernel.eval("'a' * 3")
 c = Class.new
 c.class_eval("attr_accessor :length; def initialize = @length = 4")
 p c.new.length, c.new.instance_variables.map(&:to_s)
+
+# Methods that return a literal, as Sinatra defines its settings.
+Literal = Class.new
+{ "a" => "x\"y\\z\n#{1}", "b" => :sym, "c" => -42, "d" => nil, "e" => true, "f" => false, "g" => "é", "h" => 1.5 }.each do |name, value|
+  Literal.class_eval("def #{name}() #{value.inspect}; end")
+end
+l = Literal.new
+p [l.a, l.b.to_s, l.c, l.d, l.e, l.f, l.g, l.h], Literal.instance_method(:c).arity
