@@ -28,19 +28,23 @@ class TestUpNodeBundle < Minitest::Test
     [seconds, server.output]
   end
 
-  def test_second_start_reuses_the_compiled_bundle
+  # [seconds, output] of a start with both caches empty, then of the next start. Opal keeps
+  # its own cache of compiled files (~/.cache/opal): an empty one makes the first start as
+  # cold as on a new machine.
+  def cold_and_warm_starts(rackup)
     Dir.mktmpdir do |cache|
-      # Opal keeps its own cache of compiled files (~/.cache/opal): an empty one makes the
-      # first start as cold as on a new machine.
       opal_cache = { "OPAL_CACHE_DIR" => File.join(cache, "opal") }
-      cold, cold_out = timed_start(HELLO, cache: cache, env: opal_cache)
-      warm, warm_out = timed_start(HELLO, cache: cache, env: opal_cache)
-      assert_match(/compiled #{HELLO} in \d+\.\d+ s/, cold_out)
-      assert_match(/reused the compiled #{HELLO} in \d+\.\d+ s/, warm_out)
-      refute_match(/compiled #{HELLO}/, warm_out.sub(/reused the compiled/, ""))
-      # The issue's figures (cold at most 15 s, warm at most 1 s), reported, not asserted.
-      warn format("\nup_node #{HELLO}: cold start %.2f s, warm start %.2f s (command to listening line)", cold, warm)
+      [timed_start(rackup, cache: cache, env: opal_cache), timed_start(rackup, cache: cache, env: opal_cache)]
     end
+  end
+
+  def test_second_start_reuses_the_compiled_bundle
+    (cold, cold_out), (warm, warm_out) = cold_and_warm_starts(HELLO)
+    assert_match(/compiled #{HELLO} in \d+\.\d+ s/, cold_out)
+    assert_match(/reused the compiled #{HELLO} in \d+\.\d+ s/, warm_out)
+    refute_match(/compiled #{HELLO}/, warm_out.sub(/reused the compiled/, ""))
+    # The issue's figures (cold at most 15 s, warm at most 1 s), reported, not asserted.
+    warn format("\nup_node #{HELLO}: cold start %.2f s, warm start %.2f s (command to listening line)", cold, warm)
   end
 
   # class_eval of a String needs Opal's parser: the build writes it beside the bundle, and
@@ -112,16 +116,12 @@ class TestUpNodeBundle < Minitest::Test
   # parser beside the bundle) from both caches empty, then warm: the issue's figures (cold
   # at most 20 s, warm at most 1 s), reported with the sizes, not asserted.
   def test_sinatra_example_builds_and_starts_again_from_the_cache
-    Dir.mktmpdir do |cache|
-      opal_cache = { "OPAL_CACHE_DIR" => File.join(cache, "opal") }
-      cold, cold_out = timed_start(SINATRA, cache: cache, env: opal_cache)
-      warm, warm_out = timed_start(SINATRA, cache: cache, env: opal_cache)
-      sizes = cold_out[/compiled #{SINATRA} in \S+ s \((.*)\)/, 1]
-      refute_nil sizes, cold_out
-      assert_match(/reused the compiled #{SINATRA}/, warm_out)
-      warn format("\nup_node #{SINATRA}: cold start %.2f s, warm start %.2f s (command to listening line); %s",
-                  cold, warm, sizes)
-    end
+    (cold, cold_out), (warm, warm_out) = cold_and_warm_starts(SINATRA)
+    sizes = cold_out[/compiled #{SINATRA} in \S+ s \((.*)\)/, 1]
+    refute_nil sizes, cold_out
+    assert_match(/reused the compiled #{SINATRA}/, warm_out)
+    warn format("\nup_node #{SINATRA}: cold start %.2f s, warm start %.2f s (command to listening line); %s",
+                cold, warm, sizes)
   end
 
   def test_a_changed_source_is_compiled_again
