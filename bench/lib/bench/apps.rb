@@ -51,7 +51,13 @@ module Bench
       App.new(name: "rails", path: "examples/rails/config.ru", request_path: "/posts", needs: [:rails],
               only: %w[up puma], default: false, expect: ->(body) { body.include?("<h1>Posts</h1>") },
               up_args: %w[--no-early-hints],
-              up_note: "`--no-early-hints`: no 103 before each page, as under Puma (wrk would count it as a response)")
+              up_note: "`--no-early-hints`: no 103 before each page, as under Puma (wrk would count it as a response)"),
+      # examples/sinatra's hello route on up_node against the same app on Puma (issue 24: at
+      # least as fast), and examples/roda on up_node against up_ruby (at least 0.5×).
+      App.new(name: "sinatra", path: "examples/sinatra/config.ru", request_path: "/", needs: [],
+              only: %w[up_node puma], default: false, expect: ->(body) { body == "Hello from Sinatra\n" }),
+      App.new(name: "roda", path: "examples/roda/config.ru", request_path: "/", needs: [],
+              only: %w[up_default up_node], default: false, expect: ->(body) { body == "Hello from Roda\n" })
     ].freeze
 
     def self.names
