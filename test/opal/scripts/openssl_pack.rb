@@ -74,3 +74,6 @@ p JSON.parse(%({"name":"Jürgen"}).b), JSON.parse(%({"name":"Jürgen"}))
 # bytes + bytes is bytes (Roda signs encrypted_data + key).
 joined = bytes + [0xfe].pack("C*")
 p joined.bytes, joined.encoding, ("ab" + "cd").encoding
+# bytesize: UTF-8 strings (literal, changeable), bytes, and a NUL.
+p "héllo".bytesize, "😀 and \u{10ffff}".bytesize, "".bytesize, String.new("héllo").bytesize, "héllo".b.bytesize,
+  bytes.bytesize, joined.bytesize, "a\u0000b".bytesize
