@@ -6,6 +6,8 @@ $LOAD_PATH.unshift(File.expand_path("../bench/lib", __dir__))
 require "bench/runner"
 require "bench/targets"
 require "bench/wrk"
+require "bench/ws_load"
+require "bench/ws_table"
 
 class TestBenchTargets < Minitest::Test
   def row(key, rps, non_2xx: 0, runtime: :peer, group: key)
@@ -105,5 +107,67 @@ class TestBenchTargets < Minitest::Test
                     "(issue 19: ≥ 0.95× (no lower than before, 5% allowed for noise); run with --baseline REV)"
     assert(lines("json_api", 1, [up("up_default", 90_000)]).none? { |l| l.include?("baseline") })
     assert(lines("hello", 2, [up("up_default", 90_000)], shape: "t2c64").none? { |l| l.include?("baseline") })
+  end
+
+  # Issue 20's WebSocket targets: ratios of UP!'s figure to Iodine's, and idle RSS growth.
+  def ws_row(key, app, per_s, p99: 1_000.0, runtime: :peer, rss: nil, errors: {})
+    peer = Bench::Peer.new(key: key, name: key, runtime: runtime, mode: ->(_w) { "1 worker" }) { [] }
+    mode = Bench::Apps.fetch(app).ws
+    kinds = { "connect" => 0, "handshake" => 0, "closed" => 0, "protocol" => 0, "mismatch" => 0, "timeout" => 0 }
+    result = Bench::WsLoad::Result.new(mode: mode, requests_per_sec: per_s, requests: (per_s * 5).round, p50: 500.0,
+                                       p99: p99, kinds: kinds, lost: 0, duplicates: 0, out_of_order: 0, window: 8,
+                                       client_cpu: 1.0, client_wall: 5.0, opened: 10_000, still_open: 10_000,
+                                       sample: 100, sample_echoed: 100, first_error: "")
+    row = Bench::Runner::Row.new(peer: peer, app: app, workers: 1, status: :ok, result: result, runs: [result],
+                                 errors: errors, notes: [])
+    row.rss_idle, held = rss if rss
+    row.rss_held << held if rss
+    row
+  end
+
+  def ws_lines(app, rows)
+    Bench::WsTargets.new(app, rows).markdown.lines.grep(/\A- /).map(&:chomp)
+  end
+
+  def test_ws_echo_needs_one_and_a_half_times_iodine
+    rows = [ws_row("up_default", "ws_echo", 150_000, runtime: :up), ws_row("iodine", "ws_echo", 101_000)]
+    assert_equal ["- 1.49× iodine 1 worker, round trips/s: issue 20: ≥ 1.5×, **missed**"], ws_lines("ws_echo", rows)
+    rows[1] = ws_row("iodine", "ws_echo", 100_000)
+    assert_equal ["- 1.50× iodine 1 worker, round trips/s: issue 20: ≥ 1.5×, met"], ws_lines("ws_echo", rows)
+  end
+
+  def test_ws_broadcast_needs_twice_iodine_and_says_the_p99
+    rows = [ws_row("up_default", "ws_broadcast", 400_000, p99: 2_500.0, runtime: :up),
+            ws_row("iodine", "ws_broadcast", 190_000, p99: 66_600.0)]
+    assert_equal ["- 2.11× iodine 1 worker, deliveries/s: issue 20: ≥ 2.0×, met; p99 from publish to receipt " \
+                  "2.50 ms (Iodine's 66.6 ms)"], ws_lines("ws_broadcast", rows)
+  end
+
+  def test_ws_idle_allows_10_mb_for_10000_connections
+    up = ws_row("up_default", "ws_idle", 10_000, runtime: :up, rss: [300 * 1024, 310 * 1024])
+    assert_equal ["- +10.0 MB of RSS for 10,000 idle connections: issue 20: ≤ 10 MB for 10,000, met"],
+                 ws_lines("ws_idle", [up])
+    up.rss_held << (311 * 1024) # the highest hold counts
+    assert_match(/\+11\.0 MB .*\*\*missed\*\*/, ws_lines("ws_idle", [up]).first)
+  end
+
+  def test_a_ws_table_without_iodine_or_up_says_so
+    rows = [ws_row("up_default", "ws_echo", 150_000, runtime: :up)]
+    assert_equal ["- Iodine: not in this table (issue 20: ≥ 1.5×; run with --only up,iodine)"], ws_lines("ws_echo", rows)
+    failed = ws_row("up_default", "ws_echo", 0, runtime: :up)
+    failed.status = :failed
+    failed.reason = "failed: no WebSocket echo"
+    assert_match(/not measured \(failed: no WebSocket echo\)/, Bench::WsTargets.new("ws_echo", [failed]).markdown)
+  end
+
+  # The client's CPU beside the server's, so a reader sees whether it could have limited a row.
+  def test_a_ws_table_shows_the_clients_cpu_beside_the_servers
+    row = ws_row("iodine", "ws_broadcast", 190_000, errors: { "lost" => 3 })
+    row.cpu.add(2.0, 1_000_000)
+    row.client_cpu.add(1.0, 1_000_000)
+    row.client_busy.add(1.0, 5.0)
+    table = Bench::WsTable.new("ws_broadcast", [row], Bench::WsLoad.new).markdown
+    assert_includes table, "| iodine | 1 worker | 190,000 | 2.0 µs | 1.0 µs | 0.50 ms | 1.00 ms | **3 / 0 / 0** | 0 | — |  |"
+    assert_includes table, "ws_load's CPU per delivery as a share of the server's: iodine 50% (ws_load busy 20% of a core)."
   end
 end

@@ -37,6 +37,13 @@ class TestOptions < Minitest::Test
     ["a day, the longest timeout",                :keepalive_timeout, 86_400,           86_400.0],
     ["a day as a string",                         :shutdown_timeout,  "86400",          86_400.0],
     ["a tiny timeout above 0",                    :shutdown_timeout,  0.001,            0.001],
+    ["a 1 MiB message limit",                     :max_msg,           "1048576",        1_048_576],
+    ["pings every 5 s",                           :ws_ping,           "5",              5.0],
+    ["no pings",                                  :ws_ping,           0,                0.0],
+    ["no heartbeat",                              :sse_heartbeat,     "0",              0.0],
+    ["a heartbeat every 2.5 s",                   :sse_heartbeat,     2.5,              2.5],
+    ["a 64 KiB subscriber bound",                 :ws_max_pending,    65_536,           65_536],
+    ["compression on",                            :ws_deflate,        "true",           true],
     ["a host name",                               :bind,              "127.0.0.1",      ["127.0.0.1"]],
     ["several binds of every kind",               :bind,              ["localhost", "[::1]", "tcp://0.0.0.0:8080", "unix:///run/up.sock?mode=0660"],
                                                                                          ["localhost", "[::1]", "tcp://0.0.0.0:8080", "unix:///run/up.sock?mode=0660"]],
@@ -59,7 +66,9 @@ class TestOptions < Minitest::Test
     ["a worker timeout of a second",              :worker_timeout,    "1",              1.0],
     ["a control token",                           :control_token,     "s3cret",         "s3cret"],
     ["a control URL on a tcp port",               :control_url,       "tcp://127.0.0.1:9293", "tcp://127.0.0.1:9293"],
-    ["a control URL on a unix socket",            :control_url,       "unix:///tmp/up-ctl.sock", "unix:///tmp/up-ctl.sock"]
+    ["a control URL on a unix socket",            :control_url,       "unix:///tmp/up-ctl.sock", "unix:///tmp/up-ctl.sock"],
+    ["a Redis URL with a password",               :redis_url,         "redis://:s3cret@10.0.0.2:6380/0", "redis://:s3cret@10.0.0.2:6380/0"],
+    ["a Redis socket",                            :redis_url,         "unix:///run/redis.sock", "unix:///run/redis.sock"]
   ].freeze
 
   REJECTED = [
@@ -94,6 +103,11 @@ class TestOptions < Minitest::Test
     ["a timeout that overflows to Infinity",      :write_timeout,     "1e400",          "--write-timeout must be between 0 and 86400 seconds"],
     ["a NaN timeout",                             :shutdown_timeout,  Float::NAN,       "--shutdown-timeout must be between 0 and 86400 seconds"],
     ["the string NaN",                            :shutdown_timeout,  "NaN",            '--shutdown-timeout must be a number of seconds, not "NaN"'],
+    ["a message limit of 0",                      :max_msg,           0,                "--max-msg must be at least 1"],
+    ["a negative ping interval",                  :ws_ping,           -1,               "--ws-ping must be between 0 (never) and 86400 seconds"],
+    ["a heartbeat over a day",                    :sse_heartbeat,     86_401,           "--sse-heartbeat must be between 0 (never) and 86400 seconds"],
+    ["a subscriber bound of 0",                   :ws_max_pending,    "0",              "--ws-max-pending must be at least 1"],
+    ["compression maybe",                         :ws_deflate,        "maybe",          '--ws-deflate must be true or false, not "maybe"'],
     ["a timeout that is not a number",            :head_timeout,      "abc",            '--head-timeout must be a number of seconds, not "abc"'],
     ["a timeout with a unit",                     :head_timeout,      "10s",            '--head-timeout must be a number of seconds, not "10s"'],
     ["an empty host",                             :bind,              "",               "--bind must not be empty"],
@@ -119,6 +133,8 @@ class TestOptions < Minitest::Test
     ["early hints said as a number",              :early_hints,       0,                "--early-hints must be true or false, not 0"],
     ["io thread said as a word",                  :io_thread,         "yes",            "--io-thread must be true or false, not \"yes\""],
     ["a control URL without a port",              :control_url,       "tcp://127.0.0.1", '--control-url must be tcp://HOST:PORT or unix://PATH, not "tcp://127.0.0.1"'],
+    ["a Redis URL over TLS",                      :redis_url,         "rediss://h:6379", '--redis-url Redis URL "rediss://h:6379": TLS (rediss://) is not supported'],
+    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host'],
     ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"]
   ].freeze
 

@@ -112,6 +112,31 @@ class TestThreads < Minitest::Test
     assert_operator stats[:demotions], :<=, 8, "a demotion every 20 ms, each undone at once"
   end
 
+  # Under Ruby's M:N threads a Ruby thread has no native thread of its own, so the watchdog
+  # cannot look at what a call waits for (thread_looks: false is that way): it counts every
+  # call as waiting for IO. Slow calls still hold up no other request...
+  def test_without_thread_looks_slow_requests_do_not_hold_up_a_fast_one
+    start_server(SLOW_AND_FAST, threads: 3, thread_looks: false)
+    slow = Array.new(2) do
+      connect.tap { |s| s.write("GET /slow HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n") }
+    end
+    t0 = now
+    assert_equal "/fast", get("/fast").body
+    assert_operator now - t0, :<, 0.5, "the fast request waited for the slow ones"
+    slow.each { |s| assert_equal "/slow", read_response(s).body }
+  end
+
+  # ... and the price is paid by calls that only compute: threads are woken for them too.
+  def test_without_thread_looks_calls_that_only_compute_wake_threads
+    start_server(lambda { |_env|
+      compute(0.002)
+      [200, {}, [Thread.current.object_id.to_s]]
+    }, threads: 4, thread_looks: false)
+    settle
+    assert_operator share_of_busiest(under_load(0.6)), :<, 0.7,
+                    "one thread served (nearly) every call: the looks were on"
+  end
+
   def test_fewer_threads_than_slow_requests_queue_but_all_are_answered
     start_server(SLOW_AND_FAST, threads: 2)
     socks = Array.new(4) do

@@ -18,6 +18,9 @@ $CFLAGS << " -O2" unless $CFLAGS.include?("-O")
 
 have_header("sys/epoll.h") or abort "UP! needs Linux epoll"
 have_library("pthread")
+# permessage-deflate (engine/websocket_deflate.c).
+have_header("zlib.h") && have_library("z") or
+  abort "UP! needs zlib for WebSocket compression: apt-get install zlib1g-dev (bin/setup does)"
 
 create_makefile("up/up_ext")
 

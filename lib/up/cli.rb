@@ -141,6 +141,27 @@ module Up
         o.on("--max-pipeline N", Integer, "Pipelined responses held before writing (#{DEFAULTS[:max_pipeline]})") { |v| options[:max_pipeline] = v }
         o.on("--shutdown-timeout SECONDS", Float, "In-flight requests get this long on stop (#{DEFAULTS[:shutdown_timeout]})") { |v| options[:shutdown_timeout] = v }
         o.separator ""
+        o.separator "WebSockets, event streams and pub/sub:"
+        o.on("--max-msg BYTES", Integer, "Largest WebSocket message; larger closes with 1009 (#{DEFAULTS[:max_msg]})") { |v| options[:max_msg] = v }
+        o.on("--ws-ping SECONDS", Float, "Ping a WebSocket idle this long, close it after as long again; 0: never (#{DEFAULTS[:ws_ping].to_i})") do |v|
+          options[:ws_ping] = v
+        end
+        o.on("--sse-heartbeat SECONDS", Float, "A comment on an event stream silent this long; 0: never (#{DEFAULTS[:sse_heartbeat].to_i})") do |v|
+          options[:sse_heartbeat] = v
+        end
+        o.on("--ws-max-pending BYTES", Integer, "A subscriber this far behind is closed with 1008 (#{DEFAULTS[:ws_max_pending]})") do |v|
+          options[:ws_max_pending] = v
+        end
+        o.on("--ws-deflate", "Compress WebSocket messages for clients that offer permessage-deflate") do
+          options[:ws_deflate] = true
+        end
+        o.on("--no-ws-deflate", "Send WebSocket messages as they are (the default: compressing costs CPU)") do
+          options[:ws_deflate] = false
+        end
+        o.on("-r", "--redis-url URL", "Pub/sub across servers through this Redis: redis://[:PASSWORD@]HOST[:PORT] or unix:///PATH") do |v|
+          options[:redis_url] = v
+        end
+        o.separator ""
         o.on("-v", "--version", "Print the version") do
           @out.puts "UP! #{Up::VERSION}"
           @printed = true

@@ -1,8 +1,10 @@
 # frozen_string_literal: true
 
+require "socket"
 require_relative "runner"
 require_relative "cluster/worker_handle"
 require_relative "cluster/worker"
+require_relative "cluster/pub_sub_hub"
 
 module Up
   # The master process of -w N (N > 1). Created by Up::Launcher on sockets it has bound, it
@@ -58,14 +60,18 @@ module Up
       @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
       adopt_old_workers
+      start_redis
       @app = preload
       Process.setproctitle(title("master"))
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
       start_control
+      @hub = PubSubHub.new(@handles, @log)
+      PubSub.cluster_link = @hub
       hook(:before_fork)
       supervise
       stop_control
+      stop_redis
       return :restart if @state == :restarting
 
       @log.call("stopped")
@@ -81,6 +87,7 @@ module Up
         pid: Process.pid, workers: @worker_count, phase: @phase,
         booted_workers: handles.count { |h| h.booted? && !h.stopping? },
         old_workers: handles.count { |h| h.phase < @phase },
+        pubsub: PubSub.stats.merge(dropped_for_workers: @hub&.dropped.to_i),
         worker_status: handles.sort_by(&:index).map { |h| worker_status(h) }
       )
     end
@@ -119,15 +126,20 @@ module Up
 
     # Sleeps until a signal, a worker's byte, or the next deadline (a respawn, a timeout).
     def wait
-      ready, = IO.select([@signals.reader, *@handles.filter_map(&:pipe)], nil, nil, wait_time)
+      links = @handles.filter_map(&:link)
+      writing = @handles.reject { |h| h.link.nil? || h.link_out.empty? }.map(&:link)
+      ready, writable = IO.select([@signals.reader, *@handles.filter_map(&:pipe), *links], writing, nil, wait_time)
       t = now
       ready&.each do |io|
         if io.equal?(@signals.reader)
           @signals.take.each { |signal| on_signal(signal) }
+        elsif (handle = @handles.find { |h| h.link.equal?(io) })
+          @hub.read(handle)
         elsif (handle = @handles.find { |h| h.pipe.equal?(io) }) && handle.read(t)
           on_booted(handle)
         end
       end
+      writable&.each { |io| (handle = @handles.find { |h| h.link.equal?(io) }) && @hub.flush(handle) }
       reap
     end
 
@@ -191,21 +203,25 @@ module Up
     # and tried again after a back-off, like a worker that failed to boot: the master lives on.
     def spawn(index)
       reader, writer = IO.pipe
-      others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe), *@control&.sockets]
+      link, worker_link = UNIXSocket.pair(:STREAM)
+      others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe), *@handles.filter_map(&:link),
+                *@control&.sockets]
       pid = fork do
         reader.close
+        link.close
         Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
                    close: others, options: @options, server_options: server_options(multiprocess: true),
                    sockets: @binder.sockets, log: @log, hooks: @hooks, app: @app, load_app: @load_app,
-                   title: title("worker #{index}")).run
+                   title: title("worker #{index}"), pubsub_link: worker_link).run
       end
       writer.close
+      worker_link.close
       @spawned[index] += 1
       @respawn_at.delete(index)
-      @handles << WorkerHandle.new(index: index, pid: pid, phase: @phase, pipe: reader)
+      @handles << WorkerHandle.new(index: index, pid: pid, phase: @phase, pipe: reader, link: link)
       hook(:after_worker_fork, index)
     rescue SystemCallError => e
-      [reader, writer].each { |io| io&.close unless io&.closed? }
+      [reader, writer, link, worker_link].each { |io| io&.close unless io&.closed? }
       @respawn_at[index] = now + BOOT_BACKOFF_MAX
       @log.call("cannot fork worker #{index}: #{e.message}; next try in #{BOOT_BACKOFF_MAX} s")
     end
@@ -234,6 +250,7 @@ module Up
 
         @handles.delete(handle)
         handle.close
+        @hub&.worker_gone(handle)
         exited(handle, status)
       end
     rescue Errno::ECHILD

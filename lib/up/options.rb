@@ -2,6 +2,7 @@
 
 require "etc"
 require_relative "bind"
+require_relative "pub_sub/redis/address"
 
 module Up
   # Every setting a user can give UP! (port, binds, threads, limits, timeouts, files): its type,
@@ -40,8 +41,9 @@ module Up
     MAX_TIMEOUT = 86_400
 
     # type: :integer (min..max, max nil for none), :threads (an integer, or "MIN:MAX" of which
-    # the maximum counts), :seconds (0 < s <= MAX_TIMEOUT), :string (nil allowed only where the
-    # default is nil), :binds (a list of Up::Bind specs), :bind (one, with its port) or :boolean.
+    # the maximum counts), :seconds (0 < s <= MAX_TIMEOUT), :seconds_or_never (the same, or 0
+    # for never), :string (nil allowed only where the default is nil), :binds (a list of
+    # Up::Bind specs), :bind (one, with its port) or :boolean.
     # flag: how the CLI spells it.
     Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
 
@@ -76,7 +78,13 @@ module Up
       Setting.new(:keepalive_timeout, :seconds, 20,                nil, nil,        "--keepalive-timeout"),
       Setting.new(:write_timeout,     :seconds, 30,                nil, nil,        "--write-timeout"),
       Setting.new(:max_pipeline,      :integer, 32,                1,   UINT_MAX,   "--max-pipeline"),
-      Setting.new(:shutdown_timeout,  :seconds, 30,                nil, nil,        "--shutdown-timeout")
+      Setting.new(:shutdown_timeout,  :seconds, 30,                nil, nil,        "--shutdown-timeout"),
+      Setting.new(:max_msg,           :integer, 16 * 1024 * 1024,  1,   INT64_MAX,  "--max-msg"),
+      Setting.new(:ws_ping,           :seconds_or_never, 40,       nil, nil,        "--ws-ping"),
+      Setting.new(:sse_heartbeat,     :seconds_or_never, 15,       nil, nil,        "--sse-heartbeat"),
+      Setting.new(:ws_max_pending,    :integer, 4 * 1024 * 1024,   1,   INT64_MAX,  "--ws-max-pending"),
+      Setting.new(:ws_deflate,        :boolean, false,             nil, nil,        "--ws-deflate"),
+      Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -132,7 +140,9 @@ module Up
       when :binds then binds(setting, value)
       when :bind then value.nil? ? nil : url(setting, value)
       when :seconds then seconds(setting, value)
+      when :seconds_or_never then seconds_or_never(setting, value)
       when :string then string(setting, value)
+      when :redis_url then value.nil? ? nil : redis_url(setting, value)
       when :boolean then boolean(setting, value)
       end
     end
@@ -183,6 +193,17 @@ module Up
       fail!(setting, e.message)
     end
 
+    # Parsed now, so that a mistyped URL stops the boot instead of retrying forever.
+    def redis_url(setting, value)
+      string(setting, value)
+      begin
+        PubSub::Redis::Address.parse(value)
+      rescue ArgumentError => e
+        fail!(setting, e.message)
+      end
+      value
+    end
+
     # "must be between 1 and 1024"; for a range with no practical top, the side it broke.
     def range_problem(setting, n)
       if setting.max && setting.max < INT64_MAX
@@ -203,6 +224,14 @@ module Up
       fail!(setting, "must be a number of seconds, not #{value.inspect}") unless s
       fail!(setting, "must be between 0 and #{MAX_TIMEOUT} seconds") unless s.positive? && s <= MAX_TIMEOUT
       s
+    end
+
+    def seconds_or_never(setting, value)
+      return 0.0 if [0, 0.0, "0"].include?(value)
+
+      seconds(setting, value)
+    rescue Error
+      fail!(setting, "must be between 0 (never) and #{MAX_TIMEOUT} seconds")
     end
 
     def string(setting, value)

@@ -16,7 +16,8 @@ module Up
     # The settings Up::Server.new takes (ext/up/ruby/server_object.c).
     SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
                         body_timeout keepalive_timeout write_timeout max_pipeline
-                        shutdown_timeout access_log early_hints io_thread].freeze
+                        shutdown_timeout access_log early_hints io_thread max_msg ws_ping
+                        sse_heartbeat ws_max_pending ws_deflate].freeze
 
     # Process titles start with this, so `ps` tells UP!'s processes apart from others.
     TITLE = "up_ruby"
@@ -49,6 +50,25 @@ module Up
 
     def stop_control
       @control&.stop
+    end
+
+    # --redis-url: pub/sub across servers, the default engine from before the app loads (which
+    # may choose another). In cluster mode the master runs it; workers reach it through it.
+    def start_redis
+      url = @options[:redis_url] or return
+      @redis = PubSub::Redis.new(url, logger: ->(line) { @log.call("pub/sub: #{line}") })
+      PubSub.default = @redis
+      @log.call("pub/sub through #{PubSub::Redis::Address.parse(url)}")
+    end
+
+    # Sends what is still queued for Redis (briefly), then lets go of it; before a stop or the
+    # re-exec of a restart, whose new image connects again.
+    def stop_redis
+      return unless @redis
+
+      PubSub.detach(@redis)
+      @redis.close
+      @redis = nil
     end
 
     # What every stats report starts with.

@@ -1,7 +1,10 @@
 # frozen_string_literal: true
 
+require "monitor"
 require_relative "up_ext"
 require_relative "log"
+require_relative "pub_sub"
+require_relative "client"
 
 module Up
   # One engine server (the C part is ext/up/ruby/server_object.c): the runners (Up::Single,

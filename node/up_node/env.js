@@ -21,6 +21,7 @@ class EnvBuilder {
   constructor(Opal, version, multiprocess, errors) {
     this.Input = Opal.Up.Node.Input;
     this.emptyInput = this.Input.$new('');
+    this.nil = Opal.nil;
     // The values every env shares.
     this.software = `UP! ${version}`;
     this.rackVersion = Opal.freeze([1, 3]);
@@ -67,6 +68,8 @@ class EnvBuilder {
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
     env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
+    // reference/websocket-pubsub.md: on every request; nil, as up_node takes no upgrade yet.
+    env.set('rack.upgrade?', this.nil);
     this.addHeaders(env, req.rawHeaders);
     if (authority !== null) env.set('HTTP_HOST', authority);
     if (env.has('HTTP_TRANSFER_ENCODING')) env.set('CONTENT_LENGTH', String(body.length));

@@ -33,7 +33,7 @@ typedef struct stream_t {
     pthread_t thread;
     int started;
     atomic_int cancel;      /* set by the test past its deadline: stop waiting */
-    atomic_int waiting_now; /* inside up_conn_wait_backlog */
+    atomic_int waiting_now; /* inside up_conn_any_wait_backlog */
     atomic_int at_hold, go, done;
     /* What the thread saw; the test checks it after joining. */
     int waits, wait_failures, send_failures, broken_seen;
@@ -76,18 +76,18 @@ static void *stream_run(void *arg)
         if (s->stage_only)
             continue;
         /* Parts go over through the writer and straight through the connection, in turn. */
-        int r = s->sent / s->part % 2 ? up_response_send(conn) : up_conn_send(conn);
+        int r = s->sent / s->part % 2 ? up_response_send(conn) : up_conn_lent_send(conn);
         if (r != 0) {
             s->send_failures++;
             break;
         }
-        uint64_t backlog = up_conn_backlog(conn);
+        uint64_t backlog = up_conn_any_backlog(conn);
         if (backlog > s->max_backlog)
             s->max_backlog = backlog;
         if (backlog > s->limit) {
             s->waits++;
             atomic_store(&s->waiting_now, 1);
-            if (up_conn_wait_backlog(conn, s->limit, &s->cancel) != 0) {
+            if (up_conn_any_wait_backlog(conn, s->limit, &s->cancel) != 0) {
                 s->wait_failures++;
                 ok = 0;
             }
@@ -96,7 +96,7 @@ static void *stream_run(void *arg)
     }
     if (ok && s->sent == s->total)
         up_response_finish(conn);
-    s->broken_seen = atomic_load(&conn->broken);
+    s->broken_seen = up_conn_any_broken(conn);
     free(buf);
     if (s->hold) {
         atomic_store(&s->at_hold, 1);
@@ -104,7 +104,7 @@ static void *stream_run(void *arg)
             usleep(1000);
     }
     atomic_store(&s->done, 1);
-    up_conn_resume(conn); /* conn is the loop's again: not touched after this */
+    up_conn_lent_return(conn); /* conn is the loop's again: not touched after this */
     return NULL;
 }
 
@@ -115,7 +115,7 @@ static void stream_join(stream_t *s)
         return;
     if (!atomic_load(&s->done)) {
         s->cancel = 1;
-        up_conn_cancel_wait(s->conn); /* a lent connection is never freed */
+        up_conn_any_cancel_waits(s->conn); /* a lent connection is never freed */
     }
     pthread_join(s->thread, NULL);
     s->started = 0;
@@ -132,10 +132,10 @@ static void echo_on_read(up_conn_t *conn)
     }
     conn->_rpos += n; /* consumed (protocol.h); the buffer is the connection's */
     if (conn->eof) {
-        up_conn_close_after_output(conn);
+        up_conn_loop_close_after_output(conn);
         return;
     }
-    up_conn_want_read(conn, 1);
+    up_conn_loop_want_read(conn, 1);
 }
 
 static void echo_on_nothing(up_conn_t *conn)
@@ -152,10 +152,13 @@ static void echo_on_close(up_conn_t *conn)
 static const up_protocol_t echo_protocol = {
     .name = "echo",
     .on_read = echo_on_read,
+    .on_start = echo_on_nothing,
     .on_drained = echo_on_nothing,
     .on_resume = echo_on_nothing,
-    .on_timeout = up_conn_close,
-    .on_stop = up_conn_close,
+    .on_timeout = up_conn_loop_close,
+    .on_stop = up_conn_loop_close,
+    .on_close_request = up_conn_loop_close,
+    .on_notify = echo_on_nothing,
     .on_close = echo_on_close,
 };
 
@@ -193,7 +196,7 @@ static up_request_result_t app_on_request(up_conn_t *conn, void *user)
         return UP_REQUEST_DEFERRED;
     }
     if (path_is(conn, "/close-now")) {
-        up_conn_close(conn);
+        up_conn_loop_close(conn);
         return UP_REQUEST_DONE;
     }
     if (path_is(conn, "/echo")) {
@@ -272,13 +275,13 @@ static void test_accepts_a_socket_without_an_ip_address(void)
               "format %s: \"%s\" port %u", cases[i].name, host, port);
     }
 
-    /* A Unix-socket address goes through up_conn_accept as "no IP". */
+    /* A Unix-socket address goes through up_conn_loop_accept as "no IP". */
     harness_t h;
     start(&h, NULL);
     int sv[2];
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv);
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    up_conn_t *conn = up_conn_accept(h.server, NULL, sv[0], (struct sockaddr *)&sun);
+    up_conn_t *conn = up_conn_loop_accept(h.server, NULL, sv[0], (struct sockaddr *)&sun);
     CHECK(conn->remote_addr[0] == '\0' && conn->listener == NULL,
           "a Unix-socket connection has no remote address: \"%s\"", conn->remote_addr);
     CHECK(up_server_num_conns(h.server) == 1, "connection counted");
@@ -558,7 +561,7 @@ static void test_lingering_close_is_bounded_per_event_and_in_all(void)
     CHECK(client_read_response(&h, &flood, &res, 0, HARNESS_TIMEOUT_MS) && res.status == 400,
           "the flooder gets its 400");
     response_free(&res);
-    CHECK(flood.conn->_lingering, "lingering after the 400");
+    CHECK(up_conn_any_state(flood.conn) == UP_CONN_LINGERING, "lingering after the 400");
     int sndbuf = 256 * 1024; /* doubled by the kernel: room for several events, not megabytes */
     setsockopt(flood.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
     static char junk[65536];
@@ -793,7 +796,7 @@ static int lent_seen(void *arg)
 }
 
 /* A thread that posts output for a connection broken meanwhile (here a forced close while the
- * exchange is lent) may still put it first on the post list: the loop must then be told, or
+ * exchange is lent) may still put it first on the mail list: the loop must then be told, or
  * every connection posted after it waits for some other wake-up. */
 static void test_post_to_a_broken_connection_still_asks_for_the_wake_up(void)
 {
@@ -804,15 +807,15 @@ static void test_post_to_a_broken_connection_still_asks_for_the_wake_up(void)
     CHECK(harness_wait(&h, lent_seen, &app, HARNESS_TIMEOUT_MS), "the exchange is lent");
     up_conn_t *conn = app.lent;
     up_server_close_all(h.server);
-    CHECK(atomic_load(&conn->broken), "a close while lent breaks the exchange");
+    CHECK(up_conn_any_broken(conn), "a close while lent breaks the exchange");
     up_response_start(conn, 200);
     up_response_end_head(conn, 0);
     up_response_finish(conn);
-    int wake = up_conn_post(conn);
+    int wake = up_conn_lent_post(conn);
     CHECK(wake == 1, "the first post on an empty list asks for the wake-up: %d", wake);
     if (wake > 0)
         up_loop_wake(h.loop);
-    up_conn_resume(conn);
+    up_conn_lent_return(conn);
     up_loop_wake(h.loop);
     CHECK(harness_wait(&h, no_conns, &h, HARNESS_TIMEOUT_MS), "closed once given back");
     app.lent = NULL;

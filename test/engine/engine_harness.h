@@ -3,7 +3,7 @@
 
 /* A server on a loop with clients over socketpairs, for the engine's C tests (conn_test.c,
  * response_test.c). No Ruby and no listening socket: each client is one end of a
- * socketpair(AF_UNIX, SOCK_STREAM) whose other end the server takes with up_conn_accept, as
+ * socketpair(AF_UNIX, SOCK_STREAM) whose other end the server takes with up_conn_loop_accept, as
  * if accepted. The test thread runs the loop (it is the loop's owner) and plays the client
  * between two turns, so every wait here is a loop of "read what came, run one turn" with a
  * deadline: a bug makes a check fail instead of hanging the run. harness_watchdog is the last
@@ -58,6 +58,9 @@ void client_open(harness_t *h, client_t *c, const char *early, int server_sndbuf
 void client_close(client_t *c);
 /* Closes the client's end only: the server sees the client leave. */
 void client_hang_up(client_t *c);
+/* Ends the client's sending side (shutdown SHUT_WR): the server reads the end of stream and
+ * the client can still read. */
+void client_shut_write(client_t *c);
 /* Writes all of data, running the loop while the socket is full. Returns 0, or -1 on error or
  * when the deadline passed. */
 int client_send(harness_t *h, client_t *c, const void *data, size_t len);

@@ -49,7 +49,7 @@ static void *owner_run(void *arg)
     return NULL;
 }
 
-/* Never runs the loop, and asks all along (as up_conn_send does from an app thread). */
+/* Never runs the loop, and asks all along (as up_conn_lent_send does from an app thread). */
 static void *asker_run(void *arg)
 {
     owners_t *o = arg;

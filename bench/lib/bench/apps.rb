@@ -11,15 +11,31 @@ module Bench
     # rows that serve it (nil: every row that can). needs: :redis (a redis-server whose URL
     # the servers get in REDIS_URL) and/or :rails (the app's own bundle and a database).
     # default: measured when --apps is not given. up_args: flags the UP! rows get on this app,
-    # and up_note says why in their notes.
+    # and up_note says why in their notes. ws: the WebSocket apps' bench/ws_load mode ("echo",
+    # "broadcast", "idle"; nil: wrk measures it over HTTP). paths: {peer key => rackup file}
+    # for a server that runs the same behaviour from its own file (Falcon, with
+    # async-websocket's API). workers: the only worker counts it is measured with (nil: all).
     App = Struct.new(:name, :path, :request_path, :expect, :only, :needs, :default, :up_args, :up_note,
-                     keyword_init: true) do
+                     :ws, :paths, :workers, keyword_init: true) do
       def serves?(peer)
         only.nil? || only.include?(peer.key) || only.include?(peer.group)
       end
 
       def needs?(what)
         needs.include?(what)
+      end
+
+      def ws?
+        !ws.nil?
+      end
+
+      # The file peer runs: its own when it has one, else the shared one.
+      def path_for(peer)
+        paths&.fetch(peer.key, nil) || path
+      end
+
+      def measured_with?(workers_count)
+        workers.nil? || workers.include?(workers_count)
       end
     end
 
@@ -28,6 +44,10 @@ module Bench
 
     # The Rack servers that run any Rack app, for the tables that compare Rack peers only.
     RACK_PEERS = %w[up agoo falcon iodine itsi puma].freeze
+
+    # Issue 20's WebSocket tables: UP! (default and one thread, as against iodine -t 1), up_node,
+    # and the peers with WebSockets of their own; one worker, as the issue's targets are set.
+    WS_PEERS = %w[up_default up_thread up_node iodine falcon node_ws].freeze
 
     ALL = [
       App.new(name: "hello", path: "test/rackup/hello.ru", request_path: "/", needs: [], default: true,
@@ -57,8 +77,22 @@ module Bench
       App.new(name: "sinatra", path: "examples/sinatra/config.ru", request_path: "/", needs: [],
               only: %w[up_node puma], default: false, expect: ->(body) { body == "Hello from Sinatra\n" }),
       App.new(name: "roda", path: "examples/roda/config.ru", request_path: "/", needs: [],
-              only: %w[up_default up_node], default: false, expect: ->(body) { body == "Hello from Roda\n" })
+              only: %w[up_default up_node], default: false, expect: ->(body) { body == "Hello from Roda\n" }),
+      # Issue 20: WebSockets through the upgrade API, measured with bench/ws_load instead of
+      # wrk. Falcon runs the same behaviour with async-websocket, Node with the npm ws package
+      # (bench/config/ws_node.js). ws_idle holds 10,000 connections to the echo app.
+      App.new(name: "ws_echo", path: "test/rackup/ws_echo.ru", request_path: "/", needs: [], default: false,
+              only: WS_PEERS, ws: "echo", workers: [1], paths: { "falcon" => "bench/config/falcon_ws_echo.ru" }),
+      App.new(name: "ws_broadcast", path: "test/rackup/ws_broadcast.ru", request_path: "/", needs: [],
+              default: false, only: WS_PEERS, ws: "broadcast", workers: [1],
+              paths: { "falcon" => "bench/config/falcon_ws_broadcast.ru" }),
+      App.new(name: "ws_idle", path: "test/rackup/ws_echo.ru", request_path: "/", needs: [], default: false,
+              only: WS_PEERS, ws: "idle", workers: [1], paths: { "falcon" => "bench/config/falcon_ws_echo.ru" })
     ].freeze
+
+    def self.ws_names
+      ALL.select(&:ws?).map(&:name)
+    end
 
     def self.names
       ALL.map(&:name)

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "etc"
+require "json"
 require "open3"
 require_relative "setup"
 
@@ -87,6 +88,14 @@ module Bench
 
       out, = capture([path, command == "nginx" ? "-v" : "--version"])
       out[%r{(?:nginx/|h2o version |Redis server v=)(\S+)}, 1] || "?"
+    end
+
+    # The version of an npm package as locked in bench/package-lock.json (ws, for node_ws).
+    def npm_version(name)
+      lock = JSON.parse(File.read(File.join(@root, "bench", "package-lock.json")))
+      lock.dig("packages", "node_modules/#{name}", "version") || "?"
+    rescue SystemCallError, JSON::ParserError
+      "?"
     end
 
     private

@@ -3,6 +3,7 @@
 require "optparse"
 require "etc"
 require_relative "apps"
+require_relative "ws_load"
 
 module Bench
   # The command line of bench/run, parsed once into plain values. Created by bench/run; owns
@@ -19,7 +20,7 @@ module Bench
     LOAD_PATTERN = /\At(\d+)c(\d+)\z/
 
     attr_reader :runs, :duration, :warmup, :wrk_threads, :connections, :apps, :only, :workers, :readme,
-                :section, :install, :build, :yjit, :baseline, :argv
+                :section, :install, :build, :yjit, :baseline, :ws_window, :argv
 
     def initialize(argv)
       @argv = argv.dup
@@ -37,6 +38,7 @@ module Bench
       @build = true
       @yjit = true
       @baseline = nil
+      @ws_window = WsLoad::DEFAULT_WINDOW
       parse(argv.dup)
     end
 
@@ -72,6 +74,7 @@ module Bench
       # wrk gives each of its threads connections / threads of them, and refuses fewer than one.
       raise Error, "--connections must be at least --wrk-threads" if @connections < @wrk_threads
       raise Error, "--workers must be positive numbers" unless @workers.all?(&:positive?)
+      raise Error, "--ws-window must be 1 to 64" unless (1..64).cover?(@ws_window)
     rescue OptionParser::ParseError => e
       raise Error, e.message
     end
@@ -101,7 +104,8 @@ module Bench
           @warmup = 1
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
-             "up_thread, up_io_thread, up_threads, up_node, node_http (node: both), agoo, falcon, iodine, itsi,",
+             "up_thread, up_io_thread, up_threads, up_node, node_http, node_ws (node: all three), agoo, falcon,",
+             "iodine, itsi,",
              "puma_thread, puma, unicorn,",
              "nginx, h2o; puma is both puma rows)") { |v| @only = v }
         o.on("--apps LIST", Array, "Apps (#{Apps.defaults.join(",")} unless given; also",
@@ -111,6 +115,7 @@ module Bench
         rescue ArgumentError
           raise OptionParser::InvalidArgument, "--workers #{v.join(",")}"
         end
+        o.on("--ws-window N", Integer, "ws_broadcast: messages in flight at most (#{@ws_window})") { |v| @ws_window = v }
         o.on("--baseline REV", "Also run UP! at git revision REV (built in a temporary git worktree)",
              "as a row \"UP! @<rev>\" with the default row's settings: before and after") { |v| @baseline = v }
         o.on("--no-readme", "Do not write the tables into README.md") { @readme = nil }

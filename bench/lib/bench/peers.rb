@@ -129,6 +129,14 @@ module Bench
                mode: ->(w) { w == 1 ? "1 process" : "#{workers(w)} (node:cluster)" }) do |c|
         %W[node #{File.join(CONFIG_DIR, "node_hello.js")} #{c.port} #{c.workers}]
       end,
+      # The limit for up_node on the WebSocket tables: the npm ws package (bench/package.json) on
+      # Node's http module, the two modules up_node runs on, without Opal or Rack.
+      Peer.new(key: "node_ws", group: "node", name: "node ws (limit)", runtime: :native,
+               apps: %w[ws_echo ws_broadcast ws_idle], gem: "npm:ws",
+               note: "the npm ws package on Node's http module, no Opal, no Rack",
+               mode: ->(_w) { "1 process" }) do |c|
+        %W[node #{File.join(CONFIG_DIR, "ws_node.js")} #{c.port} #{File.basename(c.app, ".ru")}]
+      end,
       # H2O runs its mruby handlers on each of its event-loop threads: a thread per worker.
       Peer.new(key: "h2o", name: "h2o + mruby", runtime: :native, apps: %w[json_const], gem: "h2o",
                note: "the same handler in its embedded mruby",

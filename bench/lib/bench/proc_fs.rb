@@ -24,21 +24,40 @@ module Bench
     # parent's cutime. Only the difference between two readings means anything: the cutime of
     # the first one holds whatever ran before (`bundle exec`'s own children, for one).
     def self.tree_cpu_seconds(pid)
-      parents = {}
       ticks = {}
+      tree(pid) { |child, fields| ticks[child] = (14..17).sum { |n| Integer(fields[n - 3]) } }
+        .sum { |p| ticks[p] }.fdiv(TICKS_PER_SECOND)
+    end
+
+    # VmRSS of pid and every process under it, in KiB (issue 20: what 10,000 idle WebSockets
+    # cost a server, whatever its processes: Falcon's supervisor and worker, UP!'s worker).
+    # A process that ends meanwhile counts as 0.
+    def self.tree_rss_kb(pid)
+      tree(pid).sum do |p|
+        rss_kb(p)
+      rescue SystemCallError
+        0
+      end
+    end
+
+    # pid and the processes under it, from /proc/*/stat, parents first; yields (pid, fields)
+    # for each process seen, to read more of its stat line at the same moment. Raises
+    # Errno::ESRCH when pid is gone.
+    def self.tree(pid)
+      parents = {}
       Dir.glob("/proc/[0-9]*/stat").each do |path|
         fields = after_comm(File.read(path))
         child = File.basename(File.dirname(path)).to_i
         parents[child] = fields[4 - 3].to_i
-        ticks[child] = (14..17).sum { |n| Integer(fields[n - 3]) }
+        yield child, fields if block_given?
       rescue SystemCallError
         next # it ended while we looked
       end
-      raise Errno::ESRCH, "no process #{pid}" unless ticks.key?(pid)
+      raise Errno::ESRCH, "no process #{pid}" unless parents.key?(pid)
 
       tree = [pid]
       tree.each { |p| tree.concat(parents.select { |_, parent| parent == p }.keys) }
-      tree.sum { |p| ticks[p] }.fdiv(TICKS_PER_SECOND)
+      tree
     end
 
     # Nanoseconds each live thread of pid has run, by thread id (the first field of

@@ -2,8 +2,10 @@
 
 require "shellwords"
 require_relative "apps"
+require_relative "format"
 require_relative "options"
 require_relative "targets"
+require_relative "ws_table"
 
 module Bench
   # Turns the rows of a run into Markdown: a header with everything needed to reproduce it
@@ -12,6 +14,7 @@ module Bench
   # and the command line of each server. Created by bench/run at the end (or after an
   # interrupt, with what was measured); can write itself into README.md between the markers.
   class Report
+    include Format
 
     STATUS_LABEL = { not_installed: "not installed", failed: "failed" }.freeze
 
@@ -21,9 +24,11 @@ module Bench
       ["<!-- #{tag}:start -->", "<!-- #{tag}:end -->"]
     end
 
-    # baseline: the run's Bench::Baseline (--baseline), or nil.
-    def initialize(machine:, options:, peers:, rows:, wrk:, yjit:, interrupted: false, baseline: nil)
+    # baseline: the run's Bench::Baseline (--baseline), or nil. ws_load: the run's Bench::WsLoad,
+    # for the WebSocket tables.
+    def initialize(machine:, options:, peers:, rows:, wrk:, yjit:, interrupted: false, baseline: nil, ws_load: nil)
       @baseline = baseline
+      @ws_load = ws_load
       @machine = machine
       @options = options
       @peers = peers
@@ -66,12 +71,13 @@ module Bench
       lines << "**Interrupted: only part of the run was measured.**\n" if @interrupted
       lines << "Measured #{@machine.date} on commit `#{@machine.commit}` with `#{command_line}`.\n"
       lines << "- Machine: #{@machine.cores} cores (#{@machine.cpu}), #{@machine.kernel}; " \
-               "servers and wrk share them."
+               "servers and #{http_apps? ? "wrk" : "bench/ws_load"} share them."
       lines << "- Ruby: `#{ruby}`; #{yjit}, and `RACK_ENV=production`."
       lines << "- Load: #{load_shape_text}wrk #{@machine.wrk_version}, `#{@wrk.argv("URL", @options.duration).join(" ")}` " \
                "against 127.0.0.1; #{warmup_text}#{@options.runs} measured " \
                "run#{@options.runs == 1 ? "" : "s"} of #{@options.duration} s per server; " \
-               "req/s, p50 and p99 are those of the median run."
+               "req/s, p50 and p99 are those of the median run." if http_apps?
+      lines << ws_load_text if ws_apps?
       lines << "- Rounds interleaved: all servers of a table are started first and stay up (idle when not " \
                "measured); each is warmed up in turn, then round 1 measures each server once, then " \
                "round 2, and so on, each round starting one server further. So the machine's speed, " \
@@ -83,20 +89,25 @@ module Bench
                  "built there with `bundle exec rake compile`, run with the same settings as the default " \
                  "row (no `-t`) and the main Gemfile."
       end
-      lines << "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
-               "warm-up included. CPU/req: the CPU time of the server's processes (utime + stime from " \
-               "/proc/PID/stat, summed over its whole process tree: master, workers, nginx's workers) " \
-               "during all its measured runs, divided by all the requests wrk counted in those runs " \
-               "(not the median run's alone: 10 ms ticks are coarse for one run; warm-up left out; " \
-               "non-2xx/3xx responses count as requests). With wrk on the same cores, it is what " \
-               "decides req/s. #{gets_text}vs UP!: req/s divided by UP!'s with default settings in the " \
-               "same table. " \
-               "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
-               "mode, the --baseline commit, the limit (nginx) and the peers there, with the targets " \
-               "issues 12, 13 and 19 set (for the load shape each was set under). " \
-               "How to read the peers' rows: bench/README.md."
+      lines << wrk_columns_text if http_apps?
       lines << ""
       lines.join("\n")
+    end
+
+    # What the columns of wrk's tables mean.
+    def wrk_columns_text
+      "- errors: wrk's socket errors and non-2xx/3xx responses over all runs of that server, " \
+        "warm-up included. CPU/req: the CPU time of the server's processes (utime + stime from " \
+        "/proc/PID/stat, summed over its whole process tree: master, workers, nginx's workers) " \
+        "during all its measured runs, divided by all the requests wrk counted in those runs " \
+        "(not the median run's alone: 10 ms ticks are coarse for one run; warm-up left out; " \
+        "non-2xx/3xx responses count as requests). With wrk on the same cores, it is what " \
+        "decides req/s. #{gets_text}vs UP!: req/s divided by UP!'s with default settings in the " \
+        "same table. " \
+        "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
+        "mode, the --baseline commit, the limit (nginx) and the peers there, with the targets " \
+        "issues 12, 13 and 19 set (for the load shape each was set under). " \
+        "How to read the peers' rows: bench/README.md."
     end
 
     # Said first on the Load line when the run used another shape than the default.
@@ -113,6 +124,34 @@ module Bench
 
     def default_shape_flags
       "-t#{Options::DEFAULT_WRK_THREADS} -c#{Options::DEFAULT_CONNECTIONS}"
+    end
+
+    def http_apps?
+      @options.apps.any? { |app| !Apps.fetch(app).ws? }
+    end
+
+    def ws_apps?
+      @options.apps.any? { |app| Apps.fetch(app).ws? }
+    end
+
+    # Issue 20's WebSocket tables: what bench/ws_load does and what their columns mean.
+    def ws_load_text
+      "- WebSocket load: bench/ws_load (C, one thread on epoll, its own handshake and framing) against " \
+        "127.0.0.1, each server warmed up with #{@options.warmup} s of echo, then #{@options.runs} measured " \
+        "run#{@options.runs == 1 ? "" : "s"} per server, interleaved in rounds as wrk's are; figures of the " \
+        "median run. ws_echo: each connection sends a message and waits for its echo before the next. " \
+        "ws_broadcast: a publisher keeps #{@ws_load&.window} messages in flight (sent and not yet received " \
+        "by every subscriber), each carrying its sequence number and send time; the app publishes each " \
+        "to a channel every subscriber subscribed to, and each subscriber checks it gets every message " \
+        "once and in order (lost, duplicate, out of order: must be 0); p50 and p99 are publish to " \
+        "receipt over all deliveries. ws_idle: the connections are opened, held #{@options.duration} s " \
+        "without traffic, then #{WsLoad::SAMPLE} of them must still echo; RSS is VmRSS summed over " \
+        "the server's process tree, read before its first hold (RSS idle, after the warm-up) and at the " \
+        "end of each hold (RSS held: the highest); growth is the difference. server CPU: utime + stime " \
+        "of the server's tree during its measured runs over the operations counted (round trips, " \
+        "deliveries, handshakes); client CPU: ws_load's own (getrusage) over the same. errors: " \
+        "ws_load's counts by kind (connect, handshake, closed, protocol, mismatch, timeout) over all " \
+        "runs of that server, warm-up included; vs UP!: the first column divided by UP!'s default row's."
     end
 
     def gets_text
@@ -133,7 +172,13 @@ module Bench
       list = @peers.map do |peer|
         case peer.runtime
         when :up then "UP! #{@machine.up_version}"
-        when :native then "#{peer.gem} #{@machine.native_version(peer.gem)}"
+        when :native
+          if peer.gem.start_with?("npm:")
+            name = peer.gem.delete_prefix("npm:")
+            "#{name} #{@machine.npm_version(name)} on node #{@machine.native_version("node")}"
+          else
+            "#{peer.gem} #{@machine.native_version(peer.gem)}"
+          end
         else "#{peer.gem} #{@machine.gem_version(peer.gem)}"
         end
       end
@@ -145,7 +190,9 @@ module Bench
       @options.workers.flat_map do |workers|
         @options.apps.filter_map do |app|
           rows = @rows.select { |r| r.workers == workers && r.app == app }
-          table(app, workers, rows) unless rows.empty?
+          next if rows.empty?
+
+          Apps.fetch(app).ws? ? WsTable.new(app, rows, @ws_load).markdown : table(app, workers, rows)
         end
       end
     end
@@ -191,40 +238,19 @@ module Bench
       text == "1.00" ? text : "**#{text}**"
     end
 
-    def errors(counts)
-      return "0" if counts.empty?
-
-      "**#{counts.map { |kind, n| "#{kind} #{n}" }.join(", ")}**"
-    end
-
-    def ms(microseconds)
-      return "?" unless microseconds
-
-      v = microseconds / 1000.0
-      v < 10 ? format("%.2f ms", v) : format(v < 100 ? "%.1f ms" : "%.0f ms", v)
-    end
-
-    def us(microseconds)
-      return "?" unless microseconds
-
-      format(microseconds < 100 ? "%.1f µs" : "%.0f µs", microseconds)
-    end
-
-    def thousands(number)
-      number.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
-    end
-
-    # Text safe for one Markdown table cell.
-    def cell(text)
-      text = text.to_s.gsub(/\s+/, " ").gsub("|", "\\|").strip
-      text.size > 240 ? "#{text[0, 237]}..." : text
-    end
-
     def commands
       out = +"<details><summary>Command lines (PORT: a free port; $TMP: a generated config)</summary>\n\n"
-      out << "Load, for every server: `#{@wrk.argv("http://127.0.0.1:PORT/", @options.duration).join(" ")}`" \
-             "#{@options.default_load? ? "" : " (`--load #{@options.load_shape}`)"}.\n\n"
+      if http_apps?
+        out << "Load, for every server: `#{@wrk.argv("http://127.0.0.1:PORT/", @options.duration).join(" ")}`" \
+               "#{@options.default_load? ? "" : " (`--load #{@options.load_shape}`)"}.\n\n"
+      end
+      @options.apps.map { |app| Apps.fetch(app).ws }.compact.each do |mode|
+        out << "WebSocket load, #{mode}: `#{@ws_load.shown_argv(mode, @options.duration).join(" ")}`#{
+          " (warm-up: the echo command)" if mode == "idle"}.\n\n"
+      end
       @options.workers.each do |workers|
+        next if @rows.none? { |r| r.workers == workers && r.command }
+
         out << "#{workers == 1 ? "1 worker" : "#{workers} workers"}:\n\n```\n"
         @peers.each do |peer|
           row = @rows.find { |r| r.peer.equal?(peer) && r.workers == workers && r.command }
@@ -237,6 +263,10 @@ module Bench
         out << "```\n\n"
       end
       out << "$BASELINE: the --baseline worktree. " if @baseline
+      if ws_apps?
+        out << "On the WebSocket apps Falcon runs bench/config/falcon_ws_echo.ru (ws_echo, ws_idle) or " \
+               "falcon_ws_broadcast.ru, and node ws is given ws_echo or ws_broadcast. "
+      end
       out << "UP! runs with the main Gemfile; the peers with `BUNDLE_GEMFILE=bench/Gemfile`; on rails.ru " \
              "both with examples/rails' (`BUNDLE_WITH=bench` for Puma), in production with a database " \
              "made by `rails db:prepare`. json_api.ru gets `REDIS_URL` of a redis-server bench/run " \

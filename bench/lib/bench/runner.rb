@@ -10,6 +10,7 @@ require_relative "server_process"
 require_relative "setup"
 require_relative "tally"
 require_relative "wrk"
+require_relative "ws_load"
 
 module Bench
   # Measures one table (one app, one worker count) with its servers' runs interleaved: starts
@@ -27,11 +28,29 @@ module Bench
     # measured runs (not the warm-up) against the requests wrk counted in those runs, over the
     # runs where both readings of /proc succeeded. redis_gets (a Tally, json_api only): the
     # GETs Redis served during its measured runs against the successful (2xx/3xx) responses wrk
-    # counted in them, over the runs where Redis answered both INFO commands.
+    # counted in them, over the runs where Redis answered both INFO commands. For the WebSocket
+    # apps (Bench::WsLoad), result is a WsLoad::Result and requests are round trips, deliveries
+    # or handshakes; client_cpu (a Tally): the load client's own CPU seconds against the same
+    # counts, and client_busy (a Tally) against the seconds it ran; rss_idle: the server tree's RSS in KiB before its first measured idle hold, and
+    # rss_held: that RSS at the end of each hold.
     Row = Struct.new(:peer, :app, :workers, :status, :reason, :result, :runs, :errors, :notes,
-                     :command, :port, :cpu, :redis_gets, keyword_init: true) do
+                     :command, :port, :cpu, :redis_gets, :client_cpu, :client_busy, :rss_idle, :rss_held,
+                     keyword_init: true) do
       def initialize(**fields)
-        super(cpu: Tally.new, redis_gets: Tally.new, **fields)
+        super(cpu: Tally.new, redis_gets: Tally.new, client_cpu: Tally.new, client_busy: Tally.new, rss_held: [],
+              **fields)
+      end
+
+      # The load client's CPU microseconds per operation over the measured runs, or nil.
+      def client_cpu_us_per_request
+        client_cpu.per&.*(1_000_000)
+      end
+
+      # How far the server tree's RSS rose above the idle server, in KiB: the highest reading
+      # at the end of a hold against the one before the first (memory a server keeps after a
+      # round's connections closed counts against it), or nil.
+      def rss_growth_kb
+        rss_idle && rss_held.max && (rss_held.max - rss_idle)
       end
 
       def ok?
@@ -64,7 +83,7 @@ module Bench
     class Exited < StandardError; end
 
     # What makes one server fail without stopping the table.
-    FAILURES = [WrongAnswer, Exited, Wrk::Error, SystemCallError, IOError, Timeout::Error,
+    FAILURES = [WrongAnswer, Exited, Wrk::Error, WsLoad::Error, SystemCallError, IOError, Timeout::Error,
                 Net::HTTPBadResponse, Net::ProtocolError].freeze
 
     # services: the run's Bench::AppServices (Redis, the Rails database).
@@ -76,9 +95,10 @@ module Bench
       @setup = setup
       @ruby_env = ruby_env
       @wrk = Wrk.new(connections: options.connections, threads: options.wrk_threads)
+      @ws_load = WsLoad.new(window: options.ws_window)
     end
 
-    attr_reader :wrk
+    attr_reader :wrk, :ws_load
 
     # Measures peers on app with workers workers. Appends a Row per peer to rows as soon as
     # that peer's turn to start comes, so an interrupted run still reports what it measured.
@@ -128,7 +148,8 @@ module Bench
       dir = Dir.mktmpdir("up-bench-")
       port = row.port = ServerProcess.free_port
       app = Apps.fetch(row.app)
-      context = Peer::Context.new(port: port, app: app.path, workers: row.workers, dir: dir, up_args: app.up_args)
+      context = Peer::Context.new(port: port, app: app.path_for(row.peer), workers: row.workers, dir: dir,
+                                  up_args: app.up_args)
       argv = row.peer.command(context)
       row.command = argv.map do |a|
         row.peer.placeholders.reduce(a.to_s.sub(dir, "$TMP")) { |text, (path, name)| text.sub(path, name) }
@@ -143,14 +164,14 @@ module Bench
     def start(entry)
       attempt(entry) do
         entry.server.start
-        check_response(entry.row.port, entry.row.app)
+        check_response(entry)
       end
     end
 
     # The warm-up: load the server gets before the measured runs, for its JIT, caches and
     # pools. Its errors count like those of the runs.
     def warm_up(entry)
-      result = attempt(entry) { load(entry, @options.warmup, "warmup.txt", "its warm-up") }
+      result = attempt(entry) { load(entry, @options.warmup, "warmup.txt", "its warm-up", warm_up: true) }
       yield "warm-up", entry.row, result if block_given?
     end
 
@@ -159,6 +180,7 @@ module Bench
     def run(entry, round)
       row = entry.row
       gets = redis_get_calls(row)
+      row.rss_idle ||= rss_kb(entry) if Apps.fetch(row.app).ws == "idle"
       cpu = cpu_seconds(entry)
       result = attempt(entry) do
         load(entry, @options.duration, "run#{round + 1}.txt", "round #{round + 1}")
@@ -166,6 +188,11 @@ module Bench
       if result
         after = cpu && cpu_seconds(entry)
         row.cpu.add(after - cpu, result.requests) if after
+        if result.is_a?(WsLoad::Result)
+          row.client_cpu.add(result.client_cpu, result.requests)
+          row.client_busy.add(result.client_cpu, result.client_wall)
+          row.rss_held << result.rss_held_kb if result.rss_held_kb
+        end
         gets_after = gets && redis_get_calls(row)
         row.redis_gets.add(gets_after - gets, result.requests - result.non_2xx_3xx) if gets_after
         row.runs << result
@@ -176,12 +203,21 @@ module Bench
       yield "round #{round + 1}/#{@options.runs}", row, result if block_given?
     end
 
-    # One wrk run against the server; its errors go to the row. The server must be running
-    # before and after, or the numbers are not its own.
-    def load(entry, seconds, file, step)
+    # One run of the load (wrk, or ws_load for a WebSocket app) against the server; its errors go
+    # to the row. The server must be running before and after, or the numbers are not its own.
+    # An idle WebSocket run reads the server's RSS at the end of its hold; its warm-up is an echo
+    # run instead (handshakes and frames through the server, nothing held).
+    def load(entry, seconds, file, step, warm_up: false)
       raise Exited, "exited before #{step}: #{entry.server.log_tail}" unless entry.server.alive?
 
-      result = @wrk.run(entry.url, seconds, result_path(entry.row, file))
+      ws = Apps.fetch(entry.row.app).ws
+      path = result_path(entry.row, file)
+      result = if ws
+                 mode = warm_up && ws == "idle" ? "echo" : ws
+                 @ws_load.run(mode, entry.row.port, seconds, path) { rss_kb(entry) }
+               else
+                 @wrk.run(entry.url, seconds, path)
+               end
       add_errors(entry.row, result)
       raise Exited, "exited during #{step}: #{entry.server.log_tail}" unless entry.server.alive?
 
@@ -192,6 +228,13 @@ module Bench
     # nil when /proc cannot tell (the run then counts in neither sum of the row).
     def cpu_seconds(entry)
       ProcFS.tree_cpu_seconds(entry.server.pid)
+    rescue SystemCallError, ArgumentError
+      nil
+    end
+
+    # The RSS of the server's whole process tree in KiB, or nil when /proc cannot tell.
+    def rss_kb(entry)
+      ProcFS.tree_rss_kb(entry.server.pid)
     rescue SystemCallError, ArgumentError
       nil
     end
@@ -250,9 +293,17 @@ module Bench
       result.errors.each { |kind, n| row.errors[kind] = row.errors.fetch(kind, 0) + n }
     end
 
-    # One GET before any load: the server must answer the app's request correctly.
-    def check_response(port, name)
-      app = Apps.fetch(name)
+    # One GET before any load: the server must answer the app's request correctly. A WebSocket
+    # app gets a short ws_load run instead (WsLoad#check): it must upgrade and answer.
+    def check_response(entry)
+      app = Apps.fetch(entry.row.app)
+      port = entry.row.port
+      if app.ws?
+        problem = @ws_load.check(app.ws, port, result_path(entry.row, "check.txt"))
+        raise WrongAnswer, problem if problem
+
+        return
+      end
       response = Net::HTTP.start("127.0.0.1", port, open_timeout: 10, read_timeout: 30) do |http|
         http.get(app.request_path)
       end

@@ -1,14 +1,16 @@
 # frozen_string_literal: true
 
+require_relative "apps"
 require_relative "server_process"
 
 module Bench
   # Installs and builds what a run needs, and finds out what could not be: wrk and nginx from
-  # Debian, the peers from bench/Gemfile, and UP! itself through bin/setup. Created by
+  # Debian, the peers from bench/Gemfile, the npm packages of bench/package.json (node_ws), the
+  # WebSocket load client (bench/ws_load) and UP! itself through bin/setup. Created by
   # bench/run before any measurement; writes every command's output to one log file.
   # #unavailable then maps a peer key to the reason it cannot run, for the tables.
   class Setup
-    # Without wrk there is nothing to measure with.
+    # Without wrk (or ws_load, for the WebSocket apps) there is nothing to measure with.
     class Fatal < StandardError; end
 
     APT_PACKAGES = { "wrk" => "wrk", "nginx" => "nginx-light", "h2o" => "h2o", "redis-server" => "redis-server" }.freeze
@@ -41,6 +43,8 @@ module Bench
     def run
       File.write(@log_path, "")
       system_packages
+      ws_load_build if @apps.any? { |app| Apps.fetch(app).ws? }
+      npm_packages if @peers.any? { |p| p.key == "node_ws" }
       bench_bundle if @peers.any? { |p| p.runtime == :peer }
       up_build if @peers.any? { |p| p.runtime == :up }
       rails_bundle if @apps.include?("rails")
@@ -83,7 +87,7 @@ module Bench
     # The Debian commands this run uses: nginx and h2o are rows of their own.
     def needed_commands
       commands = []
-      commands << "wrk" if @wrk
+      commands << "wrk" if @wrk && (@apps.empty? || @apps.any? { |app| !Apps.fetch(app).ws? })
       commands.concat(%w[nginx h2o].select { |cmd| @peers.any? { |p| p.key == cmd } })
       commands << "redis-server" if @apps.include?("json_api")
       commands
@@ -138,6 +142,26 @@ module Bench
       return if logged(bench_bundle_env, %w[bundle install])
 
       mark_peers("not installed: bundle install failed: #{last_error_line}")
+    end
+
+    # bench/ws_load with its Makefile: the WebSocket apps cannot be measured without it.
+    def ws_load_build
+      say "building the WebSocket load client: make -C bench/ws_load"
+      return if logged({}, %w[make -C bench/ws_load ws_load])
+
+      raise Fatal, "bench/ws_load could not be built: #{last_error_line}"
+    end
+
+    # The ws package for node_ws, as bench/package-lock.json pins it, into bench/node_modules.
+    def npm_packages
+      return if File.exist?(File.join(@root, "bench", "node_modules", "ws", "package.json"))
+
+      say "installing the npm packages of bench/package.json: npm ci --prefix bench" if @install
+      reason = if !@install then "--no-install given (npm ci --prefix bench)"
+               elsif !self.class.which("npm") then "npm not found"
+               elsif !logged({}, %w[npm ci --prefix bench --no-audit --no-fund]) then "npm ci failed: #{last_error_line}"
+               end
+      @unavailable["node_ws"] = "not installed: #{reason}" if reason
     end
 
     def mark_peers(reason)

@@ -3,6 +3,8 @@
 #include <string.h>
 #include "conn.h"
 #include "response.h"
+#include "sse.h"
+#include "websocket.h"
 
 /* ---------------------------------------------------------------- the exchange */
 
@@ -53,8 +55,8 @@ static void settle_state(up_conn_t *conn)
         if (conn->eof) {
             /* The client stopped sending: what was complete is answered, nothing else will be. */
             h1->state = UP_HTTP1_CLOSING;
-            up_conn_close_after_output(conn);
-            up_conn_set_timer(conn, UP_TIMER_NONE);
+            up_conn_loop_close_after_output(conn);
+            up_conn_loop_set_timer(conn, UP_TIMER_NONE);
             return;
         }
         if (conn->_rpos == conn->_rbuf.len) {
@@ -65,27 +67,27 @@ static void settle_state(up_conn_t *conn)
         }
         /* While max_pipeline responses wait, parsing stops, and so does reading: a client
          * that pipelines without reading cannot make the server buffer without bound. */
-        up_conn_want_read(conn, h1->queued < server->config.max_pipeline);
-        up_conn_set_timer(conn, UP_TIMER_KEEPALIVE);
+        up_conn_loop_want_read(conn, h1->queued < server->config.max_pipeline);
+        up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
         break;
     case UP_HTTP1_HEAD:
     case UP_HTTP1_BODY:
         if (conn->eof) {
             h1->state = UP_HTTP1_CLOSING;
-            up_conn_close_after_output(conn);
-            up_conn_set_timer(conn, UP_TIMER_NONE);
+            up_conn_loop_close_after_output(conn);
+            up_conn_loop_set_timer(conn, UP_TIMER_NONE);
             return;
         }
-        up_conn_want_read(conn, h1->queued < server->config.max_pipeline);
-        up_conn_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_TIMER_BODY);
+        up_conn_loop_want_read(conn, h1->queued < server->config.max_pipeline);
+        up_conn_loop_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_TIMER_BODY);
         break;
     case UP_HTTP1_APP:
-        up_conn_set_timer(conn, UP_TIMER_NONE);
+        up_conn_loop_set_timer(conn, UP_TIMER_NONE);
         break;
     case UP_HTTP1_CLOSING:
-        up_conn_want_read(conn, 0);
-        up_conn_set_timer(conn, UP_TIMER_NONE);
-        up_conn_close_after_output(conn);
+        up_conn_loop_want_read(conn, 0);
+        up_conn_loop_set_timer(conn, UP_TIMER_NONE);
+        up_conn_loop_close_after_output(conn);
         break;
     }
 }
@@ -119,7 +121,7 @@ static int switch_if_asked(up_conn_t *conn)
         return 0;
     conn->_rpos = x->req_end;
     end_exchange(conn);
-    up_conn_switch_protocol(conn, next, data);
+    up_conn_loop_switch_protocol(conn, next, data);
     return 1;
 }
 
@@ -128,6 +130,13 @@ void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, vo
     up_http1_exchange_t *x = exchange_of(conn);
     x->next_protocol = protocol;
     x->next_data = data;
+}
+
+up_slice_t up_http1_lent_unread(const up_conn_t *conn)
+{
+    const up_http1_exchange_t *x = (const up_http1_exchange_t *)conn->_h1.exchange.base;
+    size_t end = x->req_end;
+    return (up_slice_t){conn->_rbuf.base + end, conn->_rbuf.len - end};
 }
 
 /* The binding is done with the request: finish the books and move to the next one. Returns
@@ -151,7 +160,33 @@ static int request_done(up_conn_t *conn)
     up_http1_exchange_t *x = exchange_of(conn);
     conn->_rpos = x->req_end;
     x->last_len = 0;
-    h1->state = conn->res->keep_alive && !server->stopping ? UP_HTTP1_IDLE : UP_HTTP1_CLOSING;
+    h1->state = conn->res->keep_alive && !server->stopping && !h1->close_requested
+                    ? UP_HTTP1_IDLE
+                    : UP_HTTP1_CLOSING;
+    return 0;
+}
+
+/* What the request may become (a WebSocket, an event stream), for the binding. Returns 1 when
+ * it asked for a WebSocket with a bad handshake: refused here, with a 400. */
+static int classify_upgrade(up_conn_t *conn)
+{
+    up_request_t *req = conn->req;
+    req->upgrade = UP_UPGRADE_NONE;
+    if (req->head.upgrade) {
+        up_ws_handshake_result_t r = up_ws_check_request(&req->head, &req->ws_key);
+        if (r == UP_WS_HANDSHAKE_OK) {
+            req->upgrade = UP_UPGRADE_WEBSOCKET;
+            return 0;
+        }
+        if (up_ws_handshake_status(r) != 0) {
+            up_response_reset(conn);
+            up_ws_loop_refuse(conn, r);
+            conn->_h1.state = UP_HTTP1_CLOSING;
+            return 1;
+        }
+    }
+    if (up_sse_check_request(&req->head))
+        req->upgrade = UP_UPGRADE_SSE;
     return 0;
 }
 
@@ -169,15 +204,17 @@ static int dispatch(up_conn_t *conn)
         up_http1_parse_request(conn->_rbuf.base + conn->_rpos, conn->_rbuf.len - conn->_rpos, 0,
                                &conn->req->head, limits_of(conn, &limits));
     }
+    if (classify_upgrade(conn))
+        return 0; /* a bad WebSocket handshake was refused */
     h1->state = UP_HTTP1_APP;
-    up_conn_set_timer(conn, UP_TIMER_NONE);
+    up_conn_loop_set_timer(conn, UP_TIMER_NONE);
     /* Responses to earlier pipelined requests go out now, not after this one's app call. */
-    up_conn_commit_staged(conn);
+    up_conn_loop_commit(conn);
     up_response_reset(conn);
-    up_conn_lend(conn);
+    up_conn_loop_lend(conn);
     if (server->handler.on_request(conn, server->handler.user) == UP_REQUEST_DEFERRED)
         return 0;
-    if (up_conn_give_back(conn) != 0 || request_done(conn))
+    if (up_conn_loop_reclaim(conn) != 0 || request_done(conn))
         return 0;
     return 1;
 }
@@ -325,7 +362,7 @@ static void http1_on_drained(up_conn_t *conn)
 {
     up_http1_t *h1 = &conn->_h1;
     if (h1->state == UP_HTTP1_APP)
-        return; /* the producer of a lent exchange waits with up_conn_wait_backlog */
+        return; /* the producer of a lent exchange waits with up_conn_any_wait_backlog */
     /* Responses held back by the pipeline limit are out: go on with what is already read. */
     h1->queued = 0;
     handle_requests(conn);
@@ -345,21 +382,39 @@ static void http1_on_timeout(up_conn_t *conn)
         settle_state(conn);
         return;
     }
-    up_conn_close(conn);
+    up_conn_loop_close(conn);
 }
 
-static void http1_on_stop(up_conn_t *conn)
+/* No more requests: an idle connection closes (after what is queued), a busy one after its
+ * response (request_done). */
+static void stop_taking_requests(up_conn_t *conn)
 {
     up_http1_t *h1 = &conn->_h1;
     if (h1->state != UP_HTTP1_IDLE)
-        return; /* request_done sees server->stopping and closes after this response */
+        return;
     if (up_outq_empty(&conn->_out) && conn->_rbuf.len == conn->_rpos) {
-        up_conn_close(conn);
+        up_conn_loop_close(conn);
         return;
     }
     h1->state = UP_HTTP1_CLOSING;
     settle_state(conn);
-    up_conn_update(conn);
+    up_conn_loop_update(conn);
+}
+
+static void http1_on_stop(up_conn_t *conn)
+{
+    stop_taking_requests(conn); /* request_done sees server->stopping */
+}
+
+static void http1_on_close_request(up_conn_t *conn)
+{
+    conn->_h1.close_requested = 1; /* for request_done */
+    stop_taking_requests(conn);
+}
+
+static void http1_on_notify(up_conn_t *conn)
+{
+    (void)conn; /* HTTP/1 shares nothing with other threads but lent exchanges */
 }
 
 static void http1_on_close(up_conn_t *conn)
@@ -370,16 +425,19 @@ static void http1_on_close(up_conn_t *conn)
 void up_http1_start(up_conn_t *conn)
 {
     conn->_h1.state = UP_HTTP1_IDLE;
-    up_conn_want_read(conn, 1);
-    up_conn_set_timer(conn, UP_TIMER_KEEPALIVE);
+    up_conn_loop_want_read(conn, 1);
+    up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
 }
 
 const up_protocol_t up_http1_protocol = {
     .name = "http/1.1",
     .on_read = http1_on_read,
+    .on_start = up_http1_start,
     .on_drained = http1_on_drained,
     .on_resume = http1_on_resume,
     .on_timeout = http1_on_timeout,
     .on_stop = http1_on_stop,
+    .on_close_request = http1_on_close_request,
+    .on_notify = http1_on_notify,
     .on_close = http1_on_close,
 };

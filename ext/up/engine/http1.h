@@ -13,6 +13,7 @@
 #include "outq.h"
 #include "protocol.h"
 #include "request_body.h"
+#include "upgrade.h"
 
 typedef enum up_http1_state_t {
     UP_HTTP1_IDLE,   /* between requests, nothing received: keep-alive timer */
@@ -52,6 +53,8 @@ typedef struct up_response_state_t {
 typedef struct up_request_t {
     up_http1_request_t head;
     up_request_body_t body;
+    up_upgrade_kind_t upgrade; /* what it may become (upgrade.h), set before it is handed out */
+    up_slice_t ws_key;         /* Sec-WebSocket-Key of a valid WebSocket handshake */
 } up_request_t;
 
 /* One request and its response while under way. It lives in a chunk of the server's buffer
@@ -76,6 +79,7 @@ typedef struct up_http1_exchange_t {
 typedef struct up_http1_t {
     up_http1_state_t state;
     unsigned queued;       /* responses queued since the output last drained */
+    int close_requested;   /* another thread asked for a close: no request after this one */
     up_buffer_t exchange;  /* holds the up_http1_exchange_t while a request is under way */
 } up_http1_t;
 
@@ -88,5 +92,10 @@ void up_http1_start(up_conn_t *conn);
  * protocol_data. The bytes the client sent after this request go to it; HTTP/1 lets go of
  * everything it held for the connection. */
 void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data);
+/* From the thread that has the exchange: the bytes the client sent after this request and its
+ * body (pipelined requests, or the first bytes of a protocol it switches to). They stay put
+ * while the exchange is lent (a lent connection is not read), until it is returned. After a
+ * hijack (conn.h) they are the new owner's: they came on its socket. */
+up_slice_t up_http1_lent_unread(const up_conn_t *conn);
 
 #endif

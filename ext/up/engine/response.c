@@ -263,6 +263,9 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
     int64_t length = res->content_length >= 0 ? res->content_length : body_length;
     if (res->no_body) {
         res->framing = UP_FRAMING_NONE;
+    } else if (body_length == UP_RESPONSE_OPEN_STREAM) {
+        res->framing = res->head_only ? UP_FRAMING_NONE : UP_FRAMING_CLOSE;
+        res->keep_alive = 0;
     } else if (res->has_transfer_encoding) {
         /* Rack 3 dropped Rack::Chunked; an app that frames its own body is sent as is, and
          * the close is what ends it for sure. */
@@ -307,7 +310,7 @@ static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
     up_response_state_t *res = conn->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
-    if (atomic_load(&conn->broken))
+    if (up_conn_any_broken(conn))
         return UP_RESPONSE_E_CLIENT_GONE;
     switch (res->framing) {
     case UP_FRAMING_NONE:
@@ -423,13 +426,19 @@ static void mark_posted(up_conn_t *conn)
 int up_response_send(up_conn_t *conn)
 {
     mark_posted(conn);
-    return up_conn_send(conn);
+    return up_conn_lent_send(conn);
 }
 
 int up_response_post(up_conn_t *conn)
 {
     mark_posted(conn);
-    return up_conn_post(conn);
+    return up_conn_lent_post(conn);
+}
+
+int up_response_hijack(up_conn_t *conn)
+{
+    mark_posted(conn);
+    return up_conn_lent_hijack(conn);
 }
 
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)

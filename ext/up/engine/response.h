@@ -11,7 +11,7 @@
  * status (103 Early Hints) ends at end_head and a final response may start after it.
  *
  * Everything is queued on conn->_staged by the thread that has the exchange; up_response_send
- * hands it to the loop to be written (otherwise it goes when the exchange is given back). */
+ * hands it to the loop to be written (otherwise it goes when the exchange is returned). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,7 +35,10 @@ up_response_error_t up_response_start(up_conn_t *conn, int status);
  * itself). Fields a status forbids (content-length on 204...) are dropped. */
 up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
                                            const char *value, size_t value_len);
-/* body_length: the body's size when the binding knows it (an Array body, a file), else -1. */
+/* body_length: the body's size when the binding knows it (an Array body, a file), else -1, or
+ * UP_RESPONSE_OPEN_STREAM for a body that is a stream another protocol writes after the head
+ * (an event stream): no length, no chunks, the connection's end ends it. */
+#define UP_RESPONSE_OPEN_STREAM (-2)
 up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length);
 up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len);
 /* A body part the writer references instead of copying (a large String, a shared frame). */
@@ -51,13 +54,18 @@ up_response_error_t up_response_finish(up_conn_t *conn);
  * be on the wire: the connection is then marked to close after what is queued. */
 int up_response_rollback(up_conn_t *conn);
 
-/* Hands what is staged to the loop now (a streamed part, early hints): see up_conn_send.
+/* Hands what is staged to the loop now (a streamed part, early hints): see up_conn_lent_send.
  * Returns 0, or -1 when the client is gone. */
 int up_response_send(up_conn_t *conn);
 
-/* The same without waking the loop (see up_conn_post): returns 1 when the caller must wake
+/* The same without waking the loop (see up_conn_lent_post): returns 1 when the caller must wake
  * it unless it runs a turn itself, 0 when not, -1 when the client is gone. */
 int up_response_post(up_conn_t *conn);
+
+/* The same, asking for the connection's socket too (up_conn_lent_hijack): the head staged for a
+ * partial hijack or a 101 goes out first and can no longer be rolled back. Returns what
+ * up_conn_lent_hijack does. */
+int up_response_hijack(up_conn_t *conn);
 
 /* A whole small response with a text/plain body: the engine's 4xx and the binding's 500. */
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close);

@@ -69,8 +69,30 @@ static void expire(up_timer_list_t *list, uint64_t now)
     up_timer_t *t;
     while ((t = up_timer_list_expired(list, now)) != NULL) {
         up_conn_t *conn = (up_conn_t *)((char *)t - offsetof(up_conn_t, _timer));
-        up_conn_on_timeout(conn);
+        up_conn_loop_on_timeout(conn);
     }
+}
+
+up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms)
+{
+    up_timer_list_t *nearest = NULL;
+    uint64_t nearest_gap = UINT64_MAX;
+    for (int i = 0; i < server->num_idle_timers; i++) {
+        up_timer_list_t *list = &server->idle_timers[i];
+        if (list->duration_ms == duration_ms)
+            return list;
+        uint64_t gap = list->duration_ms > duration_ms ? list->duration_ms - duration_ms
+                                                       : duration_ms - list->duration_ms;
+        if (gap < nearest_gap) {
+            nearest_gap = gap;
+            nearest = list;
+        }
+    }
+    if (server->num_idle_timers == UP_MAX_IDLE_DURATIONS)
+        return nearest;
+    up_timer_list_t *list = &server->idle_timers[server->num_idle_timers++];
+    up_timer_list_init(list, duration_ms);
+    return list;
 }
 
 static void server_on_tick(void *data)
@@ -82,13 +104,46 @@ static void server_on_tick(void *data)
         server->accept_paused = 0;
         update_accepting(server);
     }
-    for (int kind = UP_TIMER_NONE + 1; kind < UP_TIMER__COUNT; kind++)
+    for (int kind = UP_TIMER_NONE + 1; kind < UP_TIMER__FIXED; kind++)
         expire(&server->timers[kind], now);
+    for (int i = 0; i < server->num_idle_timers; i++)
+        expire(&server->idle_timers[i], now);
 }
 
+void up_server_any_task(up_server_t *server, up_task_t *task)
+{
+    up_task_t *head = atomic_load(&server->task_head);
+    do {
+        task->_next = head;
+    } while (!atomic_compare_exchange_weak(&server->task_head, &head, task));
+    if (head == NULL)
+        up_loop_wake(server->loop); /* a list that was not empty has its wake-up on the way */
+}
+
+/* The tasks handed so far, oldest first. */
+static void run_tasks(up_server_t *server)
+{
+    up_task_t *list = atomic_exchange(&server->task_head, NULL), *fifo = NULL;
+    while (list != NULL) {
+        up_task_t *next = list->_next;
+        list->_next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo != NULL) {
+        up_task_t *task = fifo;
+        fifo = task->_next;
+        task->run(server, task);
+    }
+}
+
+/* Other threads' tasks and mail; then each connection they wrote to is written once. */
 static void server_on_wake(void *data)
 {
-    up_conn_take_posted(data);
+    up_server_t *server = data;
+    run_tasks(server);
+    up_conn_loop_take_mail(server);
+    up_conn_loop_run_deferred(server);
 }
 
 up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
@@ -106,13 +161,15 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
     up_timer_list_init(&server->timers[UP_TIMER_BODY], cfg->body_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_WRITE], cfg->write_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_LINGER], UP_LINGER_TIMEOUT_MS);
-    pthread_mutex_init(&server->post_lock, NULL);
-    pthread_cond_init(&server->drain_cond, NULL);
+    atomic_init(&server->mail_head, NULL);
+    atomic_init(&server->task_head, NULL);
+    atomic_init(&server->refs, 1);
     up_loop_set_tick(loop, 1000, server_on_tick, server);
     up_loop_set_wake(loop, server_on_wake, server);
     return server;
 }
 
+/* Touches nothing of the loop: it may run after the loop is gone. */
 static void really_free(up_server_t *server)
 {
     while (server->retired_listeners != NULL) {
@@ -120,17 +177,18 @@ static void really_free(up_server_t *server)
         server->retired_listeners = l->next;
         free(l);
     }
-    up_loop_set_tick(server->loop, 1000, NULL, NULL);
-    up_loop_set_wake(server->loop, NULL, NULL);
     up_buffer_pool_dispose(&server->pool);
-    pthread_mutex_destroy(&server->post_lock);
-    pthread_cond_destroy(&server->drain_cond);
     free(server);
 }
 
-void up_server_closed_one(up_server_t *server)
+void up_server_retain(up_server_t *server)
 {
-    if (--server->pending_closes == 0 && server->freeing)
+    atomic_fetch_add_explicit(&server->refs, 1, memory_order_relaxed);
+}
+
+void up_server_release(up_server_t *server)
+{
+    if (atomic_fetch_sub_explicit(&server->refs, 1, memory_order_acq_rel) == 1)
         really_free(server);
 }
 
@@ -140,7 +198,7 @@ static void listener_on_closed(up_watcher_t *w, unsigned revents)
 {
     up_server_t *server = ((up_listener_t *)w)->server;
     (void)revents;
-    up_server_closed_one(server);
+    up_server_release(server);
 }
 
 static void close_listeners(up_server_t *server)
@@ -150,7 +208,7 @@ static void close_listeners(up_server_t *server)
         server->listeners = l->next;
         l->next = server->retired_listeners;
         server->retired_listeners = l;
-        server->pending_closes++;
+        up_server_retain(server); /* until the backend lets go of the watcher */
         up_loop_close_watcher(server->loop, &l->watcher, listener_on_closed);
         /* An adopted socket belongs to whoever handed it over (a Ruby Socket in a worker):
          * closing its number here would close whatever reuses it later. */
@@ -162,15 +220,16 @@ static void close_listeners(up_server_t *server)
 void up_server_free(up_server_t *server)
 {
     close_listeners(server);
-    /* Exchanges given back since the last wake-up close normally; one still lent has no
-     * thread left to give it back (the contract), so it is taken back here. */
-    up_conn_take_posted(server);
-    for (up_conn_t *conn = server->conns; conn != NULL; conn = conn->_next)
-        conn->_lent = 0;
-    up_server_close_all(server);
-    server->freeing = 1;
-    if (server->pending_closes == 0)
-        really_free(server);
+    /* Exchanges returned since the last wake-up close normally; one still lent has no thread
+     * left to return it (the contract), so it is closed as abandoned. */
+    run_tasks(server);
+    up_conn_loop_take_mail(server);
+    up_conn_loop_run_deferred(server);
+    while (server->conns != NULL)
+        up_conn_loop_close_abandoned(server->conns);
+    up_loop_set_tick(server->loop, 1000, NULL, NULL);
+    up_loop_set_wake(server->loop, NULL, NULL);
+    up_server_release(server);
 }
 
 /* ---------------------------------------------------------------- accepting */
@@ -211,7 +270,7 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
             }
             return;
         }
-        up_conn_accept(server, l, fd, (struct sockaddr *)&addr);
+        up_conn_loop_accept(server, l, fd, (struct sockaddr *)&addr);
     }
 }
 
@@ -335,7 +394,7 @@ void up_server_close_all(up_server_t *server)
     up_conn_t *conn = server->conns;
     while (conn != NULL) {
         up_conn_t *next = conn->_next;
-        up_conn_close(conn);
+        up_conn_loop_close(conn);
         conn = next;
     }
 }

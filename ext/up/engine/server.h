@@ -5,6 +5,7 @@
  * to the binding that answers requests. One per worker process, driven by one loop. */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "buffer.h"
@@ -15,6 +16,13 @@
 
 typedef struct up_conn_t up_conn_t;
 typedef struct up_server_t up_server_t;
+
+/* Work another thread hands the loop (a publish): run on the loop thread at its next wake-up,
+ * in the order handed; run owns the task (frees it). */
+typedef struct up_task_t {
+    void (*run)(up_server_t *server, struct up_task_t *task);
+    struct up_task_t *_next;
+} up_task_t;
 
 /* Limits are checked where bytes enter; each has a CLI option. */
 typedef struct up_server_config_t {
@@ -55,7 +63,10 @@ typedef struct up_server_config_t {
 
 void up_server_config_defaults(up_server_config_t *cfg);
 
-/* The timers a connection can be armed for; each has its own list in the server. */
+/* The timers a connection can be armed for. The fixed kinds have a list each in the server,
+ * all of one duration from the config; UP_TIMER_IDLE is a protocol's timer of the
+ * connection's own duration (a WebSocket's idle timeout), kept in a list per distinct duration
+ * (up_server_idle_timers). */
 typedef enum up_timer_kind_t {
     UP_TIMER_NONE,
     UP_TIMER_KEEPALIVE, /* idle between requests */
@@ -63,8 +74,13 @@ typedef enum up_timer_kind_t {
     UP_TIMER_BODY,      /* a pause while a body arrives */
     UP_TIMER_WRITE,     /* a pause while output waits for the client */
     UP_TIMER_LINGER,    /* a lingering close: runs from the shutdown, never restarted */
-    UP_TIMER__COUNT
+    UP_TIMER__FIXED,    /* the kinds above have a list each in server->timers */
+    UP_TIMER_IDLE = UP_TIMER__FIXED /* the connection's own duration; restarts on every event */
 } up_timer_kind_t;
+
+/* Distinct UP_TIMER_IDLE durations with a list of their own; past them a connection gets the
+ * list of the nearest duration (apps use a handful: a default and a few per-client values). */
+#define UP_MAX_IDLE_DURATIONS 32
 
 typedef enum up_request_result_t {
     UP_REQUEST_DONE,    /* the response is queued; the engine goes on with the connection */
@@ -108,25 +124,34 @@ struct up_server_t {
     int stopping;
     int accept_paused;  /* accept failed for lack of descriptors: retried on the next tick */
     int accept_held;    /* the binding cannot take more requests now (up_server_hold_accept) */
-    up_timer_list_t timers[UP_TIMER__COUNT];
-    /* What threads other than the loop's hand to connections: posted output, given-back
-     * exchanges. drain_cond wakes producers waiting for a backlog to shrink. */
-    pthread_mutex_t post_lock;
-    pthread_cond_t drain_cond;
-    up_conn_t *post_head, *post_tail;
-    /* Watchers closed whose backend has not let go yet: the server is freed after the last. */
-    size_t pending_closes;
-    int freeing;
+    up_timer_list_t timers[UP_TIMER__FIXED];
+    up_timer_list_t idle_timers[UP_MAX_IDLE_DURATIONS];
+    int num_idle_timers;
+    /* Connections with mail from other threads (conn.h): a lock-free stack the loop takes
+     * whole on its wake-up. */
+    _Atomic(up_conn_t *) mail_head;
+    _Atomic(up_task_t *) task_head; /* the same for up_server_any_task */
+    up_conn_t *deferred; /* connections to write at the end of the wake-up (conn.h) */
+    /* The owner's reference (until up_server_free), one per connection not yet freed and one
+     * per watcher the backend has not let go of: the last release frees the server, on
+     * whichever thread makes it (a connection may outlive its close in another thread's
+     * handle). */
+    atomic_size_t refs;
 };
 
 up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
                            const up_server_handler_t *handler);
-/* Closes everything and frees the server (not the loop) once the backend has let go of every
- * watcher, which may be later in the loop (an epoll loop: in up_loop_free at the latest). No
- * other thread may still have an exchange lent to it. */
+/* Closes everything and detaches from the loop; the memory goes once the backend has let go of
+ * every watcher (an epoll loop: in up_loop_free at the latest) and no connection is referenced
+ * any more (up_conn_release). No other thread may still have an exchange lent to it. */
 void up_server_free(up_server_t *server);
-/* A watcher of the server's finished closing (conn.c, server.c). */
-void up_server_closed_one(up_server_t *server);
+/* Hands task to the loop and wakes it. Any thread, while the server runs. */
+void up_server_any_task(up_server_t *server, up_task_t *task);
+/* References to the server's memory (conn.c, server.c). Any thread. */
+void up_server_retain(up_server_t *server);
+void up_server_release(up_server_t *server);
+/* The list for UP_TIMER_IDLE timers of duration_ms (see UP_MAX_IDLE_DURATIONS). Loop thread. */
+up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms);
 
 /* Binds every address host resolves to (NULL: all interfaces) on port and starts accepting.
  * Returns 0, or -1 with a message in err (a static or strerror string, e.g. "Address already
@@ -140,7 +165,7 @@ int up_server_adopt_listener(up_server_t *server, int fd, const char **err);
 void up_server_stop(up_server_t *server);
 size_t up_server_num_conns(const up_server_t *server);
 /* Closes whatever is still open, busy or not: the graceful deadline has passed. Connections
- * lent to other threads are marked broken (their producers stop) and close when given back. */
+ * lent to other threads are LENT_BROKEN (their producers stop) and close when returned. */
 void up_server_close_all(up_server_t *server);
 
 /* The binding cannot take more requests now (every app thread busy): stop accepting, so the

@@ -13,9 +13,43 @@
 #include "loop_epoll.h"
 #include "response.h"
 #include "server.h"
+#include "pubsub.h"
+#include "sse.h"
+#include "websocket.h"
 
 struct pin_t;
 struct up_rb_server_t;
+struct up_rb_client_t;
+
+/* An item of the app threads' queue: a connection whose request waits (linked through
+ * conn->user), or a client whose callbacks wait (client.c, linked through its job_next); bit 0
+ * tells which (set: a client). 0 is none. */
+typedef uintptr_t up_rb_job_t;
+
+static inline up_rb_job_t up_rb_job_of_conn(up_conn_t *conn)
+{
+    return (up_rb_job_t)conn;
+}
+
+static inline up_rb_job_t up_rb_job_of_client(struct up_rb_client_t *client)
+{
+    return (up_rb_job_t)client | 1u;
+}
+
+static inline int up_rb_job_is_client(up_rb_job_t job)
+{
+    return (job & 1u) != 0;
+}
+
+static inline struct up_rb_client_t *up_rb_job_client(up_rb_job_t job)
+{
+    return (struct up_rb_client_t *)(job & ~(up_rb_job_t)1u);
+}
+
+static inline up_conn_t *up_rb_job_conn(up_rb_job_t job)
+{
+    return (up_conn_t *)job;
+}
 
 /* One app thread as the watchdog sees it (thread_pool.c, watchdog.c). */
 typedef struct up_rb_app_thread_t {
@@ -51,6 +85,10 @@ typedef struct up_rb_log_queue_t {
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
     VALUE self;
+    /* The Ruby object's reference and one per Up::Client that points here (client.c), so that
+     * a client the app keeps, collected or marked after the server, finds valid memory: the
+     * server's GC free tears the engine down, the last release frees the struct. GVL. */
+    long refs;
     VALUE app;
     VALUE env_template; /* the constant pairs of every env: a frozen Array k, v, k, v... */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
@@ -83,10 +121,16 @@ typedef struct up_rb_server_t {
      * measured alternative, --io-thread; see README, Threads). */
     int io_thread_mode;
     pthread_t io_thread;
-    /* Requests waiting for an app thread; linked through conn->user. Under queue_lock. */
+    /* The watchdog may read each app thread's /proc/self/task/TID/syscall to tell a call that
+     * waits for IO from one that computes (watchdog.c). That needs one native thread per Ruby
+     * thread, which Ruby's M:N threads (3.3+, RUBY_MN_THREADS=1) do not give: then every call
+     * counts as waiting, the safe side. */
+    int thread_looks;
+    /* Work waiting for an app thread (up_rb_job_t): requests and clients with events. Under
+     * queue_lock. */
     pthread_mutex_t queue_lock;
     pthread_cond_t queue_cond;
-    up_conn_t *queue_head, *queue_tail;
+    up_rb_job_t queue_head, queue_tail;
     int queue_len;
     int sleepers;  /* threads waiting to be promoted */
     int promoted;  /* promotions handed out and not yet taken */
@@ -100,9 +144,17 @@ typedef struct up_rb_server_t {
     pthread_cond_t watchdog_cond;
     int watchdog_running;
     int watchdog_asleep; /* waiting for a request to start (under queue_lock) */
-    /* Requests of the current loop turn, queued in one go by up_rb_pool_publish so that a
-     * burst costs one lock. Loop-lock holder only. */
-    up_conn_t *batch_head, *batch_tail;
+    /* Work the current loop turn found, queued in one go by up_rb_pool_publish so that a burst
+     * costs one lock. Loop-lock holder only. */
+    up_rb_job_t batch_head, batch_tail;
+    /* Upgraded connections' clients (client.c), marked by the server; touched with the GVL. */
+    struct up_rb_client_t *clients;
+    VALUE server_client; /* runs Up.subscribe blocks (subscription.c); nil until one */
+    /* For stats: upgraded connections open now, messages received and written. Any thread. */
+    atomic_long websockets_open, sse_open, messages_in, messages_out;
+    up_pubsub_t *pubsub; /* this server's subscriptions (engine pubsub.h) */
+    up_ws_settings_t ws_settings;
+    unsigned sse_heartbeat_ms;
     /* Large body Strings the output queues reference (shared_string.c). */
     pthread_mutex_t pin_lock;
     struct pin_t *pins;
@@ -112,7 +164,11 @@ typedef struct up_rb_server_t {
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
 extern VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
-    up_rb_key_rack_early_hints;
+    up_rb_key_rack_early_hints, up_rb_key_rack_upgrade;
+extern VALUE up_rb_key_rack_hijack; /* hijack.c's per-request callable */
+
+void up_rb_server_retain(up_rb_server_t *srv);
+void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
 VALUE up_rb_env_template(up_rb_server_t *srv);
@@ -151,6 +207,9 @@ VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALU
  * values and "\n"-joined Rack 2 values become one field line each. Returns 0, or -1 with a
  * message saying what was invalid. */
 int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message);
+/* The same, leaving out the fields named in skip (lower case, NULL-terminated). */
+int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
+                             VALUE *message);
 
 /* Queues one body part (a String): a copy, or a reference to a large one. Returns 0, or -1
  * when the client is gone. */
@@ -198,10 +257,12 @@ void up_rb_log_flush(up_rb_server_t *srv);
 void up_rb_finish(up_rb_server_t *srv);
 uint64_t up_rb_now_ns(void);
 
-/* The app threads (thread_pool.c). push collects a request during a turn; publish hands the
- * collected ones to the threads at the end of it. */
-void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn);
+/* The app threads (thread_pool.c). push collects work during a turn (loop-lock holder);
+ * publish hands the collected work to the threads at the end of it. */
+void up_rb_pool_push(up_rb_server_t *srv, up_rb_job_t job);
 void up_rb_pool_publish(up_rb_server_t *srv);
+/* Puts job at the end of the queue (a client that ran its share and has more); queue_lock held. */
+void up_rb_pool_append_locked(up_rb_server_t *srv, up_rb_job_t job);
 /* Runs the server on num_threads app threads until it is finished; the calling thread only
  * waits (and runs signal traps) and enforces the stop deadline. */
 void up_rb_pool_run(up_rb_server_t *srv);
@@ -235,5 +296,39 @@ void up_rb_access_log_close(up_rb_server_t *srv);
 
 void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);
+up_rb_server_t *up_rb_server_get(VALUE self);
+
+/* ---- rack.hijack and the 101 + callable body (hijack.c) ---- */
+void up_rb_init_hijack(VALUE mUp);
+/* env["rack.hijack"] for the request conn holds, told its env once built; detach: the request
+ * is over (a later call raises). */
+VALUE up_rb_hijack_new(up_rb_server_t *srv, up_conn_t *conn);
+void up_rb_hijack_set_env(VALUE hijack, VALUE env);
+void up_rb_hijack_detach(VALUE hijack);
+/* After the app's call: if it took the socket (full hijack), or its response hands the
+ * connection to a callable (a partial hijack, or 101 with a callable body), does what is left
+ * (the head, the hand-over, the call), closes the body, sets the outs (*error_out only on an
+ * error) and returns 1; else 0 and the response is written as usual. */
+int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VALUE response,
+                         VALUE env, VALUE *status_out, VALUE *headers_out, VALUE *error_out);
+/* ---- end of hijack.c ---- */
+
+/* WebSocket and SSE clients (client.c). */
+void up_rb_init_client(VALUE mUp);
+/* After the app's call: if it took the upgrade its request asked for (env["rack.upgrade"] and a
+ * status below 300), answers it (101, or an event stream's head), calls the body's close and
+ * returns 1; else 0 and the response is the app's to write. */
+int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response);
+/* Where the app threads' queue links a client (thread_pool.c); under queue_lock. */
+up_rb_job_t *up_rb_client_job_link(struct up_rb_client_t *client);
+/* Runs a client's waiting callbacks (an app thread, with the GVL). */
+void up_rb_client_run(up_rb_server_t *srv, struct up_rb_client_t *client);
+/* Marks every client; under the GC, on any thread holding the GVL. */
+void up_rb_clients_mark(up_rb_server_t *srv);
+/* Once no app thread runs: runs the callbacks still waiting (on_close included), on the
+ * calling thread. */
+void up_rb_clients_drain(up_rb_server_t *srv);
+/* The server's memory goes: every client forgets it (their methods then answer "closed"). */
+void up_rb_clients_detach(up_rb_server_t *srv);
 
 #endif

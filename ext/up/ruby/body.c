@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "binding.h"
@@ -16,9 +17,11 @@ static VALUE eClientDisconnected, eInvalidResponse;
 /* ---------------------------------------------------------------- sending */
 
 /* Without the GVL: the loop's owner writes what was posted. */
-static void *write_posted(void *srv)
+static void *write_posted(void *arg)
 {
-    up_conn_take_posted(((up_rb_server_t *)srv)->server);
+    up_rb_server_t *srv = arg;
+    up_conn_loop_take_mail(srv->server);
+    up_rb_pool_publish(srv); /* what taking the mail found (a client's events) */
     return NULL;
 }
 
@@ -32,14 +35,14 @@ int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn)
         return -1;
     if (!up_rb_with_loop(srv, write_posted, srv) && wake)
         up_loop_wake(srv->loop);
-    return atomic_load(&conn->broken) ? -1 : 0;
+    return up_conn_any_broken(conn) ? -1 : 0;
 }
 
 int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
 {
     if (up_rb_hand_over(srv, conn) != 0)
         return -1;
-    if (up_conn_backlog(conn) <= UP_CONN_BACKLOG_LIMIT)
+    if (up_conn_any_backlog(conn) <= UP_CONN_BACKLOG_LIMIT)
         return 0;
     /* Back-pressure on this producer only. */
     return up_rb_pool_wait_drain(srv, conn);
@@ -49,8 +52,22 @@ int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
 
 typedef struct header_ctx_t {
     up_conn_t *conn;
+    const char *const *skip; /* lower-case names not to send, NULL-terminated; NULL for none */
     VALUE message;
 } header_ctx_t;
+
+/* Whether name (any case) is one of skip. */
+static int skipped(const char *const *skip, VALUE name)
+{
+    if (skip == NULL)
+        return 0;
+    size_t len = (size_t)RSTRING_LEN(name);
+    for (; *skip != NULL; skip++) {
+        if (strlen(*skip) == len && strncasecmp(*skip, RSTRING_PTR(name), len) == 0)
+            return 1;
+    }
+    return 0;
+}
 
 static int add_value(header_ctx_t *ctx, VALUE name, VALUE value)
 {
@@ -98,7 +115,7 @@ static int header_i(VALUE name, VALUE value, VALUE arg)
     }
     if (RSTRING_LEN(name) >= 5 && memcmp(RSTRING_PTR(name), "rack.", 5) == 0)
         return ST_CONTINUE; /* messages to the server, never sent */
-    if (NIL_P(value))
+    if (NIL_P(value) || skipped(ctx->skip, name))
         return ST_CONTINUE;
     if (RB_TYPE_P(value, T_ARRAY)) {
         for (long i = 0; i < RARRAY_LEN(value); i++) {
@@ -112,7 +129,13 @@ static int header_i(VALUE name, VALUE value, VALUE arg)
 
 int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message)
 {
-    header_ctx_t ctx = {conn, Qnil};
+    return up_rb_add_headers_except(conn, headers, NULL, message);
+}
+
+int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
+                             VALUE *message)
+{
+    header_ctx_t ctx = {conn, skip, Qnil};
     if (!RB_TYPE_P(headers, T_HASH)) {
         *message = rb_sprintf("response headers are a %" PRIsVALUE ", not a Hash",
                               rb_obj_class(headers));
@@ -368,7 +391,7 @@ VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALU
         return Qnil;
     if (!rb_obj_is_kind_of(err, eClientDisconnected))
         up_rb_report(srv, err, env);
-    if (up_response_rollback(conn) && !atomic_load(&conn->broken)) {
+    if (up_response_rollback(conn) && !up_conn_any_broken(conn)) {
         int is_invalid = rb_obj_is_kind_of(err, eInvalidResponse);
         up_response_send_simple(conn, 500,
                                 is_invalid ? "Internal Server Error: the app's response was invalid"

@@ -44,7 +44,7 @@ static VALUE EarlyHints_call(VALUE self, VALUE headers)
     hints_t *h = rb_check_typeddata(self, &hints_type);
     up_conn_t *conn = h->conn;
     Check_Type(headers, T_HASH);
-    if (conn == NULL || conn->req->head.minor_version == 0 || atomic_load(&conn->broken) ||
+    if (conn == NULL || conn->req->head.minor_version == 0 || up_conn_any_broken(conn) ||
         (conn->res->started && !conn->res->finished) || conn->res->head_done)
         return Qnil;
     up_response_start(conn, 103);

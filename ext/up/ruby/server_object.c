@@ -8,7 +8,8 @@
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
-#include "binding.h"
+#include <ruby/version.h>
+#include "client.h"
 
 static VALUE cServer, eListenError;
 
@@ -19,7 +20,9 @@ static void server_mark(void *p)
     rb_gc_mark_movable(srv->env_template);
     rb_gc_mark_movable(srv->empty_input);
     rb_gc_mark_movable(srv->threads);
+    rb_gc_mark_movable(srv->server_client);
     up_rb_mark_shared_strings(srv);
+    up_rb_clients_mark(srv);
 }
 
 static void server_compact(void *p)
@@ -29,27 +32,53 @@ static void server_compact(void *p)
     srv->env_template = rb_gc_location(srv->env_template);
     srv->empty_input = rb_gc_location(srv->empty_input);
     srv->threads = rb_gc_location(srv->threads);
+    srv->server_client = rb_gc_location(srv->server_client);
 }
 
-static void server_free(void *p)
+void up_rb_server_retain(up_rb_server_t *srv)
 {
-    up_rb_server_t *srv = p;
-    if (srv->server != NULL)
-        up_server_free(srv->server);
-    /* Runs the close callbacks up_server_free left, the last of which frees the server. */
-    if (srv->loop != NULL)
-        up_loop_free(srv->loop);
+    srv->refs++;
+}
+
+/* The last reference: what the engine teardown left (locks a client may still take). */
+void up_rb_server_release(up_rb_server_t *srv)
+{
+    if (--srv->refs > 0)
+        return;
     pthread_mutex_destroy(&srv->queue_lock);
     pthread_cond_destroy(&srv->queue_cond);
     pthread_cond_destroy(&srv->watchdog_cond);
-    if (srv->main_wake_fd >= 0)
-        close(srv->main_wake_fd);
     pthread_mutex_destroy(&srv->loop_lock);
     pthread_mutex_destroy(&srv->pin_lock);
-    up_rb_access_log_close(srv);
     pthread_mutex_destroy(&srv->access_log.lock);
     pthread_mutex_destroy(&srv->log_queue.lock);
     xfree(srv);
+}
+
+/* The Ruby object is collected: the engine goes now (no client can reach it: live_conn and
+ * end_sub check for that), the struct when its last client goes. */
+static void server_free(void *p)
+{
+    up_rb_server_t *srv = p;
+    up_rb_clients_detach(srv);
+    if (srv->server != NULL)
+        up_server_free(srv->server);
+    srv->server = NULL;
+    /* Runs the close callbacks up_server_free left, the last of which frees the server. */
+    if (srv->loop != NULL)
+        up_loop_free(srv->loop);
+    srv->loop = NULL;
+    /* After the loop: its last references to connections went with it. */
+    if (srv->pubsub != NULL)
+        up_pubsub_free(srv->pubsub);
+    srv->pubsub = NULL;
+    up_ws_compressors_free(srv->ws_settings.compressors);
+    srv->ws_settings.compressors = NULL;
+    if (srv->main_wake_fd >= 0)
+        close(srv->main_wake_fd);
+    srv->main_wake_fd = -1;
+    up_rb_access_log_close(srv);
+    up_rb_server_release(srv);
 }
 
 static size_t server_size(const void *p)
@@ -69,7 +98,8 @@ static VALUE Server_alloc(VALUE klass)
     up_rb_server_t *srv;
     VALUE obj = TypedData_Make_Struct(klass, up_rb_server_t, &server_type, srv);
     srv->self = obj;
-    srv->app = srv->env_template = srv->empty_input = srv->threads = Qnil;
+    srv->refs = 1;
+    srv->app = srv->env_template = srv->empty_input = srv->threads = srv->server_client = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
     pthread_cond_init(&srv->watchdog_cond, NULL);
@@ -87,13 +117,18 @@ static up_rb_server_t *get(VALUE self)
     return rb_check_typeddata(self, &server_type);
 }
 
+up_rb_server_t *up_rb_server_get(VALUE self)
+{
+    return get(self);
+}
+
 /* ---------------------------------------------------------------- engine callbacks */
 
 /* Every request goes to the app threads' queue (thread_pool.c); the thread that ran this
  * turn is usually the one that takes it. */
 static up_request_result_t on_request(up_conn_t *conn, void *user)
 {
-    up_rb_pool_push(user, conn);
+    up_rb_pool_push(user, up_rb_job_of_conn(conn));
     return UP_REQUEST_DEFERRED;
 }
 
@@ -102,6 +137,18 @@ static up_request_result_t on_request(up_conn_t *conn, void *user)
 static VALUE opt(VALUE options, const char *name)
 {
     return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qnil);
+}
+
+/* Whether Ruby runs its threads M:N on fewer native threads: since 3.3, on the main Ractor only
+ * when RUBY_MN_THREADS=1 is set at boot. */
+static int mn_threads(void)
+{
+#if RUBY_API_VERSION_CODE >= 30300
+    const char *mn = getenv("RUBY_MN_THREADS");
+    return mn != NULL && strcmp(mn, "1") == 0;
+#else
+    return 0;
+#endif
 }
 
 static uint64_t opt_u64(VALUE options, const char *name, uint64_t fallback)
@@ -126,6 +173,15 @@ static unsigned opt_ms(VALUE options, const char *name, unsigned fallback)
         rb_raise(rb_eArgError, "%s must be between 0 and 86400 seconds", name);
     /* Up, so that a timeout above 0 never becomes 0 ms (an immediate 408). */
     return (unsigned)ceil(s * 1000);
+}
+
+/* The same where 0 means "never" (a ping, a heartbeat). */
+static unsigned opt_ms_or_never(VALUE options, const char *name, unsigned fallback)
+{
+    VALUE v = opt(options, name);
+    if (!NIL_P(v) && NUM2DBL(v) == 0)
+        return 0;
+    return opt_ms(options, name, fallback);
 }
 
 /* Server.new(app, threads: 5, max_head_size: ..., errors: io, ...) */
@@ -172,8 +228,17 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
     VALUE early_hints = opt(options, "early_hints");
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
+    srv->ws_settings.max_message = opt_u64(options, "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
+    srv->ws_settings.ping_ms = opt_ms_or_never(options, "ws_ping", UP_WS_DEFAULT_PING_MS);
+    if (RTEST(opt(options, "ws_deflate")))
+        srv->ws_settings.compressors = up_ws_compressors_new();
+    srv->sse_heartbeat_ms =
+        opt_ms_or_never(options, "sse_heartbeat", UP_SSE_DEFAULT_HEARTBEAT_MS);
     /* A native thread runs the loop for good (README, Threads: --io-thread). */
     srv->io_thread_mode = RTEST(opt(options, "io_thread"));
+    /* thread_looks: false is what M:N threads get, for the tests of that way. */
+    VALUE looks = opt(options, "thread_looks");
+    srv->thread_looks = (NIL_P(looks) || RTEST(looks)) && !mn_threads();
     /* rack.errors: the server log's IO (Up::Log#io) when given; reopening the log on HUP
      * reopens that same object, so the env template keeps pointing at the right file. */
     VALUE errors = opt(options, "errors");
@@ -190,6 +255,10 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         rb_sys_fail("creating an eventfd");
     up_server_handler_t handler = {on_request, up_rb_on_log, srv};
     srv->server = up_server_new(srv->loop, cfg, &handler);
+    up_pubsub_callbacks_t pubsub_callbacks = up_rb_pubsub_callbacks;
+    pubsub_callbacks.data = srv;
+    srv->pubsub = up_pubsub_new(srv->server, opt_u64(options, "ws_max_pending", 4 << 20),
+                                &pubsub_callbacks);
     srv->env_template = up_rb_env_template(srv);
     srv->empty_input = up_rb_input_empty();
     return self;
@@ -230,13 +299,18 @@ static VALUE Server_addresses(VALUE self)
 
 static VALUE run_threads(VALUE arg)
 {
-    up_rb_pool_run((up_rb_server_t *)arg);
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    /* Up.publish and Up.subscribe reach the servers this process runs (lib/up/pub_sub.rb). */
+    rb_funcall(rb_path2class("Up::PubSub"), rb_intern("server_started"), 1, srv->self);
+    up_rb_pool_run(srv);
     return Qnil;
 }
 
 static VALUE run_done(VALUE arg)
 {
-    ((up_rb_server_t *)arg)->running = 0;
+    up_rb_server_t *srv = (up_rb_server_t *)arg;
+    srv->running = 0;
+    rb_funcall(rb_path2class("Up::PubSub"), rb_intern("server_stopped"), 1, srv->self);
     return Qnil;
 }
 
@@ -288,7 +362,11 @@ void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms)
  *   busy: threads in a request, threads: app threads, awake: threads not asleep waiting to be
  *   woken, promotions and demotions: how often the watchdog woke a thread and sent one back
  *   to sleep, loop_takeovers: how often the watchdog ran the loop while every app thread was
- *   in the app (watchdog.c) }. Any thread. */
+ *   in the app (watchdog.c), websockets and event_streams: open now, messages_in: WebSocket
+ *   messages received, messages_out: messages written (client writes and pub/sub
+ *   deliveries), subscriptions: now, published: messages fanned out here,
+ *   slow_subscribers_closed: subscribers closed for falling --ws-max-pending behind }. Any
+ *   thread. */
 static VALUE Server_stats(VALUE self)
 {
     up_rb_server_t *srv = get(self);
@@ -308,6 +386,16 @@ static VALUE Server_stats(VALUE self)
     rb_hash_aset(h, ID2SYM(rb_intern("promotions")), ULONG2NUM(promotions));
     rb_hash_aset(h, ID2SYM(rb_intern("demotions")), ULONG2NUM(demotions));
     rb_hash_aset(h, ID2SYM(rb_intern("loop_takeovers")), ULONG2NUM(sittings));
+    up_pubsub_stats_t ps;
+    up_pubsub_any_stats(srv->pubsub, &ps);
+    rb_hash_aset(h, ID2SYM(rb_intern("websockets")), LONG2NUM(atomic_load(&srv->websockets_open)));
+    rb_hash_aset(h, ID2SYM(rb_intern("event_streams")), LONG2NUM(atomic_load(&srv->sse_open)));
+    rb_hash_aset(h, ID2SYM(rb_intern("messages_in")), LONG2NUM(atomic_load(&srv->messages_in)));
+    rb_hash_aset(h, ID2SYM(rb_intern("messages_out")),
+                 ULL2NUM((unsigned long long)atomic_load(&srv->messages_out) + ps.delivered));
+    rb_hash_aset(h, ID2SYM(rb_intern("subscriptions")), ULL2NUM(ps.subscriptions));
+    rb_hash_aset(h, ID2SYM(rb_intern("published")), ULL2NUM(ps.published));
+    rb_hash_aset(h, ID2SYM(rb_intern("slow_subscribers_closed")), ULL2NUM(ps.slow_closed));
     return h;
 }
 

@@ -33,29 +33,54 @@
 
 /* ---------------------------------------------------------------- the queue */
 
-void up_rb_pool_push(up_rb_server_t *srv, up_conn_t *conn)
+static up_rb_job_t job_next(up_rb_job_t job)
 {
-    conn->user = NULL;
-    if (srv->batch_tail != NULL)
-        srv->batch_tail->user = conn;
-    else
-        srv->batch_head = conn;
-    srv->batch_tail = conn;
+    return up_rb_job_is_client(job) ? *up_rb_client_job_link(up_rb_job_client(job))
+                                    : (up_rb_job_t)up_rb_job_conn(job)->user;
 }
 
-/* At the end of a turn: the requests it found join the queue. Accepting is held while every
+static void job_set_next(up_rb_job_t job, up_rb_job_t next)
+{
+    if (up_rb_job_is_client(job))
+        *up_rb_client_job_link(up_rb_job_client(job)) = next;
+    else
+        up_rb_job_conn(job)->user = (void *)next;
+}
+
+void up_rb_pool_push(up_rb_server_t *srv, up_rb_job_t job)
+{
+    job_set_next(job, 0);
+    if (srv->batch_tail != 0)
+        job_set_next(srv->batch_tail, job);
+    else
+        srv->batch_head = job;
+    srv->batch_tail = job;
+}
+
+void up_rb_pool_append_locked(up_rb_server_t *srv, up_rb_job_t job)
+{
+    job_set_next(job, 0);
+    if (srv->queue_tail != 0)
+        job_set_next(srv->queue_tail, job);
+    else
+        srv->queue_head = job;
+    srv->queue_tail = job;
+    srv->queue_len++;
+}
+
+/* At the end of a turn: the work it found joins the queue. Accepting is held while every
  * other thread is stuck in the app and requests still wait for the one running the loop, so
  * that new connections wait in the kernel for a sibling worker (-w N) rather than here. (With
  * one thread, nobody runs the loop while it is in the app: that holds accepting already.) */
 void up_rb_pool_publish(up_rb_server_t *srv)
 {
     int count = 0;
-    for (up_conn_t *c = srv->batch_head; c != NULL; c = c->user)
+    for (up_rb_job_t j = srv->batch_head; j != 0; j = job_next(j))
         count++;
     pthread_mutex_lock(&srv->queue_lock);
-    if (srv->batch_head != NULL) {
-        if (srv->queue_tail != NULL)
-            srv->queue_tail->user = srv->batch_head;
+    if (srv->batch_head != 0) {
+        if (srv->queue_tail != 0)
+            job_set_next(srv->queue_tail, srv->batch_head);
         else
             srv->queue_head = srv->batch_head;
         srv->queue_tail = srv->batch_tail;
@@ -74,20 +99,20 @@ void up_rb_pool_publish(up_rb_server_t *srv)
         pthread_cond_signal(&srv->queue_cond);
     }
     pthread_mutex_unlock(&srv->queue_lock);
-    srv->batch_head = srv->batch_tail = NULL;
+    srv->batch_head = srv->batch_tail = 0;
     up_server_hold_accept(srv->server, hold);
 }
 
-/* The first queued request, now counted as in the app; NULL when none. */
-static up_conn_t *take_request(up_rb_server_t *srv, up_rb_app_thread_t *self)
+/* The first queued job, now counted as in the app; 0 when none. */
+static up_rb_job_t take_job(up_rb_server_t *srv, up_rb_app_thread_t *self)
 {
     pthread_mutex_lock(&srv->queue_lock);
-    up_conn_t *conn = srv->queue_head;
-    if (conn != NULL) {
-        srv->queue_head = conn->user;
-        if (srv->queue_head == NULL)
-            srv->queue_tail = NULL;
-        conn->user = NULL;
+    up_rb_job_t job = srv->queue_head;
+    if (job != 0) {
+        srv->queue_head = job_next(job);
+        if (srv->queue_head == 0)
+            srv->queue_tail = 0;
+        job_set_next(job, 0);
         srv->queue_len--;
         srv->in_app++;
         self->in_app = 1;
@@ -96,7 +121,7 @@ static up_conn_t *take_request(up_rb_server_t *srv, up_rb_app_thread_t *self)
             pthread_cond_signal(&srv->watchdog_cond);
     }
     pthread_mutex_unlock(&srv->queue_lock);
-    return conn;
+    return job;
 }
 
 /* Whether this thread is to go back to sleep: the watchdog asked for it (the count is taken by
@@ -191,25 +216,31 @@ static VALUE run_job(VALUE arg)
 static void *give_back_nogvl(void *arg)
 {
     job_t *job = arg;
-    up_conn_resume_here(job->conn);
-    up_conn_take_posted(job->srv->server);
+    up_conn_lent_return_here(job->conn);
+    up_conn_loop_take_mail(job->srv->server);
     up_rb_pool_publish(job->srv);
     return NULL;
 }
 
+/* A job is done: its thread is out of the app, and the watchdog sees progress. */
+static void leave_app(up_rb_server_t *srv, up_rb_app_thread_t *self)
+{
+    pthread_mutex_lock(&srv->queue_lock);
+    srv->in_app--;
+    self->in_app = 0;
+    pthread_mutex_unlock(&srv->queue_lock);
+    atomic_fetch_add(&srv->completed, 1);
+}
+
 /* Whatever happened in the app, the loop gets its connection back: from this thread at once
- * when no other runs the loop (the common case: no wake-up), else through the post list. */
+ * when no other runs the loop (the common case: no wake-up), else through the mail. */
 static VALUE hand_back(VALUE arg)
 {
     job_t *job = (job_t *)arg;
     up_rb_server_t *srv = job->srv;
-    pthread_mutex_lock(&srv->queue_lock);
-    srv->in_app--;
-    job->self->in_app = 0;
-    pthread_mutex_unlock(&srv->queue_lock);
-    atomic_fetch_add(&srv->completed, 1);
+    leave_app(srv, job->self);
     if (!up_rb_with_loop(srv, give_back_nogvl, job))
-        up_conn_resume(job->conn);
+        up_conn_lent_return(job->conn);
     return Qnil;
 }
 
@@ -217,6 +248,34 @@ static void run_request(up_rb_server_t *srv, up_rb_app_thread_t *self, up_conn_t
 {
     job_t job = {srv, self, conn};
     rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
+}
+
+typedef struct client_job_t {
+    up_rb_server_t *srv;
+    up_rb_app_thread_t *self;
+    struct up_rb_client_t *client;
+} client_job_t;
+
+static VALUE run_client_job(VALUE arg)
+{
+    client_job_t *job = (client_job_t *)arg;
+    up_rb_client_run(job->srv, job->client);
+    return Qnil;
+}
+
+static VALUE client_job_done(VALUE arg)
+{
+    client_job_t *job = (client_job_t *)arg;
+    leave_app(job->srv, job->self);
+    return Qnil;
+}
+
+/* A client's callbacks: like a request to the watchdog (in the app, then completed). */
+static void run_client(up_rb_server_t *srv, up_rb_app_thread_t *self,
+                       struct up_rb_client_t *client)
+{
+    client_job_t job = {srv, self, client};
+    rb_ensure(run_client_job, (VALUE)&job, client_job_done, (VALUE)&job);
 }
 
 /* ---------------------------------------------------------------- sleeping and promotion */
@@ -260,9 +319,12 @@ static void sleep_unblock(void *arg)
     pthread_mutex_unlock(&s->srv->queue_lock);
 }
 
-/* Lets the watchdog tell this thread running from waiting for IO or for a lock. */
+/* Lets the watchdog tell this thread running from waiting for IO or for a lock, where a Ruby
+ * thread is a native thread (srv->thread_looks). */
 static void open_syscall(up_rb_app_thread_t *self)
 {
+    if (!self->srv->thread_looks)
+        return;
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", (long)syscall(SYS_gettid));
     self->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -285,9 +347,12 @@ static VALUE app_thread_main(void *arg)
             rb_thread_check_ints();
             continue;
         }
-        up_conn_t *conn = take_request(srv, self);
-        if (conn != NULL) {
-            run_request(srv, self, conn);
+        up_rb_job_t job = take_job(srv, self);
+        if (job != 0) {
+            if (up_rb_job_is_client(job))
+                run_client(srv, self, up_rb_job_client(job));
+            else
+                run_request(srv, self, up_rb_job_conn(job));
             continue;
         }
         if (srv->io_thread_mode || !up_rb_with_loop(srv, turn_nogvl, srv)) {
@@ -310,7 +375,7 @@ typedef struct drain_t {
 static void *drain_nogvl(void *arg)
 {
     drain_t *d = arg;
-    return (void *)(intptr_t)up_conn_wait_backlog(d->conn, UP_CONN_BACKLOG_LIMIT / 2,
+    return (void *)(intptr_t)up_conn_any_wait_backlog(d->conn, UP_CONN_BACKLOG_LIMIT / 2,
                                                   &d->cancelled);
 }
 
@@ -318,7 +383,7 @@ static void drain_unblock(void *arg)
 {
     drain_t *d = arg;
     atomic_store(&d->cancelled, 1);
-    up_conn_cancel_wait(d->conn);
+    up_conn_any_cancel_waits(d->conn);
 }
 
 static void *drain_turn_nogvl(void *arg)
@@ -329,7 +394,7 @@ static void *drain_turn_nogvl(void *arg)
 
 int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
 {
-    while (up_conn_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !atomic_load(&conn->broken)) {
+    while (up_conn_any_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !up_conn_any_broken(conn)) {
         /* The socket is written by whoever runs the loop: when nobody does, this thread
          * does, and its turns only queue what they find (no app call nests here). */
         if (!up_rb_with_loop(srv, drain_turn_nogvl, srv)) {
@@ -340,7 +405,7 @@ int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
         if (atomic_load(&srv->finished))
             break;
     }
-    return atomic_load(&conn->broken) ? -1 : 0;
+    return up_conn_any_broken(conn) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- running */
@@ -437,7 +502,7 @@ static VALUE supervise(VALUE arg)
 }
 
 /* Waits for the threads until the stop's deadline; those still in the app then are killed
- * (their connections come back through the post list, see hand_back). */
+ * (their connections come back through the mail, see hand_back). */
 static VALUE join_threads(VALUE arg)
 {
     up_rb_server_t *srv = (up_rb_server_t *)arg;
@@ -463,7 +528,11 @@ static VALUE join_threads(VALUE arg)
     }
     free(srv->app_threads);
     srv->app_threads = NULL;
+    /* Callbacks no thread ran, then those of connections closed by the finish: every client's
+     * on_close runs, here if not on an app thread. */
+    up_rb_clients_drain(srv);
     up_rb_finish(srv);
+    up_rb_clients_drain(srv);
     return Qnil;
 }
 

@@ -77,7 +77,7 @@ void up_rb_log_flush(up_rb_server_t *srv)
 /* ---------------------------------------------------------------- turns */
 
 /* Begins the stop when asked, and tells when it is over: every connection closed, or the
- * deadline passed (then whatever is still open closes now; a lent exchange when given back). */
+ * deadline passed (then whatever is still open closes now; a lent exchange when returned). */
 static int stop_progress(up_rb_server_t *srv)
 {
     if (!atomic_load(&srv->stop_requested))
@@ -125,7 +125,7 @@ void up_rb_finish(up_rb_server_t *srv)
 {
     /* Exchanges the threads gave back on their way out, and whatever is still open, close
      * now; the loop lets go of them in one last turn. */
-    up_conn_take_posted(srv->server);
+    up_conn_loop_take_mail(srv->server);
     up_server_close_all(srv->server);
     up_loop_dispatch(srv->loop);
     up_rb_access_log_flush(srv, 1);

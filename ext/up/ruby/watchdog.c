@@ -77,7 +77,11 @@ typedef enum thread_state_t {
 
 /* /proc/self/task/TID/syscall reads "running", or the number of the call the thread waits in
  * and its arguments ("-1 ..." outside a call). futex is where Ruby parks a thread for anything
- * but IO. A thread whose state cannot be read counts as in IO: promoting it is the safe side. */
+ * but IO. A thread whose state cannot be read counts as in IO: promoting it is the safe side.
+ * That is every thread under Ruby's M:N threads (srv->thread_looks off), where a Ruby thread
+ * has no native thread of its own to look at: the watchdog then wakes a thread whenever
+ * requests wait and keeps it, as if every call waited for IO, and never sends one back to
+ * sleep (every thread awake, as under Puma). */
 static thread_state_t thread_state(const up_rb_app_thread_t *t)
 {
     char buf[256];

@@ -1,7 +1,9 @@
 # frozen_string_literal: true
 
 require "json"
+require "socket"
 require_relative "../runner"
+require_relative "../pub_sub/worker_link"
 
 module Up
   class Cluster < Runner
@@ -32,8 +34,9 @@ module Up
       # run here until ours are in. close: master-only IOs to close. app: the preloaded app,
       # or nil to load it here with load_app. title: its process title.
       def initialize(index:, phase:, pipe:, check:, master_signals:, close:, options:, server_options:,
-                     sockets:, log:, hooks:, app:, load_app:, title:)
+                     sockets:, log:, hooks:, app:, load_app:, title:, pubsub_link: nil)
         @index = index
+        @pubsub_link = pubsub_link
         @title = title
         @phase = phase
         @pipe = pipe
@@ -60,6 +63,8 @@ module Up
         @master_signals.close
         reopen_log if strays.include?("HUP")
         @close.each { |io| io.close unless io.closed? }
+        PubSub.after_fork
+        PubSub.cluster_link = @pubsub_link && PubSub::WorkerLink.new(@pubsub_link, @log)
         Process.setproctitle(@title)
         control = Thread.new { control(signals) }
         hook(:before_worker_boot, @index)
@@ -82,6 +87,7 @@ module Up
         server.logger = @log
         @sockets.each { |s| server.listen_fd(s.fileno) }
         @server = server
+        PubSub.cluster_link&.start(server)
         server.stop if @stop_asked
         beat(WorkerHandle::BOOTED + status_line)
         @log.call("worker #{@index} booted (pid #{Process.pid})")

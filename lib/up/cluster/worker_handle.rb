@@ -2,6 +2,7 @@
 
 require "json"
 require_relative "../runner"
+require_relative "../pub_sub/link_frame"
 
 module Up
   class Cluster < Runner
@@ -17,13 +18,21 @@ module Up
       # A status line is a few hundred bytes; a longer run without a newline is not ours.
       MAX_LINE = 65_536
 
-      attr_reader :index, :pid, :phase, :pipe, :last_checkin, :term_sent_at, :started_at, :last_status
+      attr_reader :index, :pid, :phase, :pipe, :last_checkin, :term_sent_at, :started_at, :last_status,
+                  :link, :link_frames, :link_out, :link_interests
 
-      def initialize(index:, pid:, phase:, pipe: nil, now: Process.clock_gettime(Process::CLOCK_MONOTONIC))
+      # link: the master's end of the worker's pub/sub link (Up::Cluster::PubSubHub reads and
+      # writes it; the handle keeps its frames, what waits to be written, and the channels the
+      # worker told of).
+      def initialize(index:, pid:, phase:, pipe: nil, link: nil, now: Process.clock_gettime(Process::CLOCK_MONOTONIC))
         @index = index
         @pid = pid
         @phase = phase
         @pipe = pipe
+        @link = link
+        @link_frames = PubSub::LinkFrame::Reader.new
+        @link_out = +"".b
+        @link_interests = []
         @booted = false
         @last_checkin = now
         @term_sent_at = nil
@@ -120,6 +129,12 @@ module Up
       def close
         @pipe&.close unless @pipe&.closed?
         @pipe = nil
+      end
+
+      def close_link
+        @link&.close unless @link&.closed?
+        @link = nil
+        @link_out.clear
       end
     end
   end

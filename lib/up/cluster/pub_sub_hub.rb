@@ -1,0 +1,117 @@
+# frozen_string_literal: true
+
+require_relative "../pub_sub/link_frame"
+
+module Up
+  class Cluster < Runner
+    # The master's end of pub/sub (reference/websocket-pubsub.md, "Delivery"): it reads each
+    # worker's link (Up::PubSub::LinkFrame) and fans a CLUSTER publish out to every worker, in
+    # the order each worker sent them, so each subscriber anywhere gets it exactly once; it
+    # hands a publish through an attached engine to that engine here, once for the cluster;
+    # and it counts first and last subscriptions over every worker, so engines subscribe once
+    # per channel for the whole cluster. Up::Cluster makes it before the first fork and sets it
+    # as Up::PubSub.cluster_link; the links themselves belong to the workers' handles.
+    #
+    # A worker that does not read its link (stuck) is not waited for: what it has not taken
+    # waits in a buffer of its handle up to MAX_BUFFER bytes, past which messages for it are
+    # dropped, counted and logged.
+    class PubSubHub
+      MAX_BUFFER = 16 * 1024 * 1024
+
+      attr_reader :dropped
+
+      def initialize(handles, log)
+        @handles = handles # the master's live list
+        @log = log
+        @dropped = 0
+        @lock = Mutex.new # an engine's thread delivers too (Up.publish(..., false) in the master)
+      end
+
+      def master?
+        true
+      end
+
+      def publish(channel, message)
+        deliver_all(channel, message)
+      end
+
+      def deliver_all(channel, message)
+        frame = PubSub::LinkFrame.pack("D", channel, message)
+        @lock.synchronize do
+          @handles.each { |h| queue(h, frame) if h.link }
+        end
+        true
+      end
+
+      # The master's loop found handle's link readable.
+      def read(handle)
+        data = handle.link.read_nonblock(65_536, exception: false)
+        return if data == :wait_readable
+        return worker_gone(handle) if data.nil?
+
+        handle.link_frames.feed(data) { |frame| on_frame(handle, frame) }
+      rescue ArgumentError, SystemCallError, IOError => e
+        @log.call("pub/sub link of worker #{handle.index} broke: #{e.message}")
+        worker_gone(handle)
+      end
+
+      # The master's loop found handle's link writable (it had output waiting).
+      def flush(handle)
+        @lock.synchronize { write_some(handle) }
+      end
+
+      # A worker that exits takes its subscriptions with it.
+      def worker_gone(handle)
+        handle.link_interests.each { |channel, match| PubSub.cluster_interest(channel, match, false) }
+        handle.link_interests.clear
+        handle.close_link
+      end
+
+      private
+
+      def on_frame(handle, frame)
+        channel = text(frame.a)
+        case frame.type
+        when "P" then deliver_all(channel, frame.b)
+        when "E" then PubSub.engine_at(frame.engine)&.publish(channel, text(frame.b))
+        when "I" then interest(handle, channel, frame.flags)
+        end
+      end
+
+      def interest(handle, channel, flags)
+        match = flags & 2 != 0 ? :glob : nil
+        on = flags & 1 != 0
+        key = [channel, match]
+        return if on == handle.link_interests.include?(key)
+
+        on ? handle.link_interests << key : handle.link_interests.delete(key)
+        PubSub.cluster_interest(channel, match, on)
+      end
+
+      # UTF-8 when it is, bytes otherwise: what the worker's binding gives Ruby too.
+      def text(bytes)
+        str = bytes.dup.force_encoding(Encoding::UTF_8)
+        str.valid_encoding? ? str : bytes
+      end
+
+      def queue(handle, frame)
+        if handle.link_out.bytesize + frame.bytesize > MAX_BUFFER
+          @dropped += 1
+          @log.call("worker #{handle.index} is not reading pub/sub messages: #{@dropped} dropped") if (@dropped & (@dropped - 1)).zero?
+          return
+        end
+        handle.link_out << frame
+        write_some(handle)
+      end
+
+      def write_some(handle)
+        return if handle.link_out.empty? || handle.link.nil?
+
+        n = handle.link.write_nonblock(handle.link_out, exception: false)
+        handle.link_out.slice!(0, n) if n.is_a?(Integer)
+      rescue IOError, SystemCallError
+        handle.link_out.clear
+      end
+    end
+  end
+end

@@ -1,0 +1,50 @@
+# frozen_string_literal: true
+
+# Pub/sub across a cluster's workers, for test/test_pubsub_cluster.rb. A WebSocket to
+# /sub?c=CHANNEL subscribes (its first message says which worker took it: "pid PID"); a
+# message "channel:text" publishes text to channel. An engine given by UP_TEST_ENGINE_LOG is
+# attached and writes each subscribe/unsubscribe it hears of to that file, one line each.
+require "uri"
+
+# Records what an attached engine is told, in the master (workers fork with it attached).
+class FileEngine
+  def initialize(path)
+    @path = path
+  end
+
+  def subscribe(channel, match)
+    File.write(@path, "subscribe #{channel} #{match.inspect} #{Process.pid}\n", mode: "a")
+  end
+
+  def unsubscribe(channel, match)
+    File.write(@path, "unsubscribe #{channel} #{match.inspect} #{Process.pid}\n", mode: "a")
+  end
+
+  def publish(channel, message)
+    Up.publish(channel, message, false)
+  end
+end
+
+Up::PubSub.attach(FileEngine.new(ENV["UP_TEST_ENGINE_LOG"])) if ENV["UP_TEST_ENGINE_LOG"]
+
+# Subscribes on open; publishes what it is sent.
+class ClusterHandler
+  def on_open(client)
+    client.write("pid #{Process.pid}")
+    channel = URI.decode_www_form(client.env["QUERY_STRING"]).to_h["c"]
+    client.subscribe(channel) if channel
+  end
+
+  def on_message(client, data)
+    channel, text = data.split(":", 2)
+    client.publish(channel, text)
+  end
+end
+
+handler = ClusterHandler.new
+run lambda { |env|
+  next [200, {}, [Process.pid.to_s]] unless env["rack.upgrade?"] == :websocket
+
+  env["rack.upgrade"] = handler
+  [101, {}, []]
+}
