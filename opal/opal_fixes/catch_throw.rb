@@ -42,11 +42,21 @@ module Kernel
     }
   end
 
+  # A throw that a catch waits for is control flow that no one sees (Sinatra throws :halt
+  # on every request), so its error is made without a backtrace: V8 would otherwise record
+  # up to Error.stackTraceLimit frames twice, in Error's constructor and in Opal's
+  # captureStackTrace.
   def throw(tag, value = nil)
-    error = ::UncaughtThrowError.new(tag, value)
-    ::Kernel.raise error unless `up_catch_tags.indexOf(tag) !== -1`
+    ::Kernel.raise ::UncaughtThrowError.new(tag, value) unless `up_catch_tags.indexOf(tag) !== -1`
 
     %x{
+      var limit = Error.stackTraceLimit, error;
+      Error.stackTraceLimit = 0;
+      try {
+        error = #{::UncaughtThrowError.new(tag, value)};
+      } finally {
+        Error.stackTraceLimit = limit;
+      }
       error.$$up_thrown = true;
       throw error;
     }

@@ -30,8 +30,12 @@ p catch { |tag| throw tag, "anonymous" }, catch(:empty) { throw :empty }, catch(
 begin
   throw :nobody, 1
 rescue UncaughtThrowError => e
-  p e.class, e.tag.to_s, e.value, e.message.start_with?("uncaught throw ")
+  p e.class, e.tag.to_s, e.value, e.message.start_with?("uncaught throw "), e.backtrace.empty?
 end
+
+# A caught throw leaves later exceptions their backtraces.
+catch(:quick) { throw :quick }
+p((raise "after a throw" rescue $!.backtrace.empty?))
 
 begin
   catch(:outer) { throw :other }
