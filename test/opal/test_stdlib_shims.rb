@@ -27,4 +27,11 @@ class TestOpalStdlibShims < Minitest::Test
     out = assert_same_on_opal_and_mri("erb_templates")
     assert_includes out, %(["<>", "<h1>Fruit &amp; &lt;Veg&gt;</h1>\\n<ul>\\n  <li>apple</li>\\n  <li>pear</li>\\n</ul>\\n"]\n)
   end
+
+  # File and Dir on bytes and with blocks (rack_compat/node_paths.rb), and File.dirname and
+  # expand_path on MRI's edge cases (leading separators, '.', '..', levels).
+  def test_file_and_dir_paths_match_mri
+    out = assert_same_on_opal_and_mri("node_paths")
+    assert_includes out, %(["///a/b", "/a", "///a/b", "///a/b"]\n)
+  end
 end
