@@ -42,21 +42,17 @@ module Kernel
     }
   end
 
-  # A throw that a catch waits for is control flow that no one sees (Sinatra throws :halt
-  # on every request), so its error is made without a backtrace: V8 would otherwise record
-  # up to Error.stackTraceLimit frames twice, in Error's constructor and in Opal's
-  # captureStackTrace.
+  # A throw that a catch waits for is control flow that no one sees (Sinatra and Roda throw
+  # :halt on every request), so it throws an UncaughtThrowError made without its JS Error
+  # constructor: V8 would otherwise record up to Error.stackTraceLimit frames twice, in that
+  # constructor and in Opal's captureStackTrace. It has the tag and value, for its catch.
   def throw(tag, value = nil)
     ::Kernel.raise ::UncaughtThrowError.new(tag, value) unless `up_catch_tags.indexOf(tag) !== -1`
 
     %x{
-      var limit = Error.stackTraceLimit, error;
-      Error.stackTraceLimit = 0;
-      try {
-        error = #{::UncaughtThrowError.new(tag, value)};
-      } finally {
-        Error.stackTraceLimit = limit;
-      }
+      var error = Object.create(#{::UncaughtThrowError}.$$prototype);
+      error.tag = tag;
+      error.value = value;
       error.$$up_thrown = true;
       throw error;
     }
