@@ -1,0 +1,132 @@
+'use strict';
+// The process that serves for `up`: loads the compiled app (the bundle stores it in
+// Up::Node.app, as for up_node), gives the engine (the up.node addon, on Node's own loop) the
+// limits and addresses, and hands each request to the Ruby handler (Up::Node::Handler, shared
+// with up_node) through an Exchange. INT/TERM stop gracefully: no new connections, idle ones
+// closed, in-flight requests finished within --shutdown-timeout, status 0. QUIT stops at once,
+// HUP reopens the log file.
+
+const path = require('node:path');
+const fs = require('node:fs');
+const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
+const { describeThrown } = require('../up_node/thrown');
+const { EnvBuilder } = require('./env');
+const { Exchange } = require('./exchange');
+
+const ADDON = path.join(__dirname, '..', '..', 'lib', 'up', 'up.node');
+// How often a graceful stop looks whether the last connection is gone.
+const STOP_POLL_MS = 20;
+
+// The engine's limits, from Up::Options' names and units (seconds) to the addon's.
+function engineConfig(options) {
+  return {
+    max_head_size: options.max_head_size,
+    max_headers: options.max_headers,
+    max_body_size: options.max_body_size,
+    head_timeout_ms: Math.round(options.head_timeout * 1000),
+    body_timeout_ms: Math.round(options.body_timeout * 1000),
+    keepalive_timeout_ms: Math.round(options.keepalive_timeout * 1000),
+    write_timeout_ms: Math.round(options.write_timeout * 1000),
+    max_pipeline: options.max_pipeline,
+  };
+}
+
+function url(bind, port) {
+  return `http://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
+}
+
+// Binds every address; port 0 is picked once and every other address gets the same port, as
+// up_ruby's binder does. Returns the URLs; throws a one-line message.
+function listenAll(addon, binds) {
+  const urls = [];
+  let picked = 0;
+  for (const bind of binds) {
+    if (bind.path) throw new Error(`cannot listen on unix://${bind.path}: unix sockets are not supported by up yet`);
+    const port = bind.port === 0 && picked ? picked : bind.port;
+    let bound;
+    try {
+      bound = addon.listen(bind.host, port);
+    } catch (error) {
+      // An address this host does not have ("localhost" naming ::1 where IPv6 is off) is
+      // skipped, as long as another one is bound.
+      if (bind.ipv6 && /Cannot assign requested address/.test(error.message)) continue;
+      throw new Error(`cannot listen on tcp://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}: ${error.message}`);
+    }
+    if (bind.port === 0) picked = bound;
+    urls.push(url(bind, bound));
+  }
+  if (urls.length === 0) throw new Error('cannot listen: no address can be bound');
+  return urls;
+}
+
+function run(options) {
+  const log = new Log(options.log_file);
+  const addon = require(ADDON);
+  let Node;
+  let app;
+  try {
+    require(options.bundle);
+    Node = globalThis.Opal.Up.Node;
+    app = Node.$app();
+  } catch (error) {
+    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
+    process.exit(1);
+  }
+  // The handler needs the env builder, which needs the addon's meta array: the request
+  // callback is made first and finds the handler once requests can come (after listen).
+  let handler = null;
+  let meta = null;
+  const onRequest = (head, body, remoteAddr, where) => {
+    handler.$serve(new Exchange(addon, meta, head, body, remoteAddr, where));
+  };
+  meta = addon.createServer(engineConfig(options), onRequest, (line) => log.line(line));
+  const builder = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, Node.ErrorStream.$new(log), meta);
+  handler = Node.Handler.$new(app, builder, log);
+
+  let urls;
+  try {
+    urls = listenAll(addon, options.binds);
+  } catch (error) {
+    process.stderr.write(`up: ${error.message}\n`);
+    process.exit(1);
+  }
+  process.title = `up (${urls.join(', ')})`;
+  const stop = gracefulStop(addon, options, log, 'up');
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGQUIT', () => process.exit(0));
+  process.on('SIGHUP', () => log.reopen());
+  ignoreUnsupportedSignals(log);
+  // A streaming body may write from a timer after the app returned; what it raises then has
+  // no request to fail. It is logged, and the process goes on serving the others.
+  process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
+  if (options.pid_file) {
+    fs.writeFileSync(options.pid_file, `${process.pid}\n`);
+    process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
+  }
+  log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
+  log.line(options.build_note);
+}
+
+// The INT/TERM handler: the engine stops accepting, closes idle connections and closes busy
+// ones after their response; the process exits 0 once none is left, or cuts them at
+// --shutdown-timeout.
+function gracefulStop(addon, options, log, name) {
+  let stopping = false;
+  return () => {
+    if (stopping) return;
+    stopping = true;
+    log.line(`${name} stopping (pid ${process.pid})`);
+    addon.stop();
+    const deadline = Date.now() + options.shutdown_timeout * 1000;
+    const check = () => {
+      if (addon.numConns() > 0 && Date.now() < deadline) return setTimeout(check, STOP_POLL_MS);
+      if (addon.numConns() > 0) addon.closeAll();
+      log.line(`${name} stopped`);
+      process.exit(0);
+    };
+    check();
+  };
+}
+
+module.exports = { run };
