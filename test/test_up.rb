@@ -7,6 +7,7 @@
 require_relative "helper"
 require_relative "support/up_process"
 require "json"
+require "tmpdir"
 
 class TestUp < Minitest::Test
   include UpTestHelpers
@@ -155,5 +156,41 @@ class TestUp < Minitest::Test
     status = server.wait(timeout: 10)
     assert status.success?, "exit status #{status.inspect}"
     assert_match(/up stopped/, server.output)
+  end
+
+  def test_two_workers_share_the_listening_socket
+    server = start_up("-w", "2", "test/rackup/hello.ru")
+    server.wait_for(/worker 1 \(pid \d+\) booted/)
+    20.times { assert_equal "Hello World", get("/").body }
+    server.signal("TERM")
+    assert server.wait(timeout: 15).success?
+    assert_match(/worker 0 stopped/, server.output)
+    assert_match(/worker 1 stopped/, server.output)
+  end
+
+  def test_a_unix_socket_bind_serves
+    path = File.join(Dir.mktmpdir("up-sock"), "up.sock")
+    server = CLIProcess.new("-w", "1", "-b", "unix://#{path}", UpProcess::FEATURES,
+                            command: [RbConfig.ruby, UpProcess::EXE], env: { "XDG_CACHE_HOME" => UpProcess::CACHE },
+                            wait: false)
+    (@up_processes ||= []) << server
+    server.wait_for(%r{listening on unix://})
+    sock = UNIXSocket.new(path)
+    (@sockets ||= []) << sock
+    sock.write("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    assert_equal "hello", read_response(sock).body
+  end
+
+  def test_an_address_in_use_is_one_line_and_status_1
+    taken = TCPServer.new("127.0.0.1", 0)
+    port = taken.addr[1]
+    server = CLIProcess.new("-w", "1", "-b", "127.0.0.1", "-p", port.to_s, UpProcess::FEATURES,
+                            command: [RbConfig.ruby, UpProcess::EXE], env: { "XDG_CACHE_HOME" => UpProcess::CACHE },
+                            wait: false)
+    (@up_processes ||= []) << server
+    refute server.wait(timeout: 30).success?
+    assert_match(/up: cannot listen on .*127\.0\.0\.1:#{port}.*Address already in use/, server.output)
+  ensure
+    taken&.close
   end
 end

@@ -41,7 +41,7 @@ class EnvBuilder {
   }
 
   build(exchange) {
-    const head = exchange.head;
+    const head = exchange.headText;
     const meta = this.meta;
     const env = new Map();
     env.set('SCRIPT_NAME', '');

@@ -85,7 +85,7 @@ class Exchange {
     this.addon = addon;
     this.token = meta[0];
     this.minor = meta[META.MINOR];
-    this.head = head;
+    this.headText = head;
     this.body = body === undefined ? (meta[META.BODY_FD] >= 0 ? readSpooled(meta) : '') : body;
     this.remoteAddr = remoteAddr;
     this.where = where;

@@ -6,6 +6,7 @@
 // closed, in-flight requests finished within --shutdown-timeout, status 0. QUIT stops at once,
 // HUP reopens the log file.
 
+const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
@@ -28,35 +29,10 @@ function engineConfig(options) {
     keepalive_timeout_ms: Math.round(options.keepalive_timeout * 1000),
     write_timeout_ms: Math.round(options.write_timeout * 1000),
     max_pipeline: options.max_pipeline,
+    // Cluster workers share the listening sockets: a connection should wake one of them (a
+    // hint the libuv backend cannot honour yet: they race for accept).
+    exclusive_accept: options.workers > 1 ? 1 : 0,
   };
-}
-
-function url(bind, port) {
-  return `http://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}`;
-}
-
-// Binds every address; port 0 is picked once and every other address gets the same port, as
-// up_ruby's binder does. Returns the URLs; throws a one-line message.
-function listenAll(addon, binds) {
-  const urls = [];
-  let picked = 0;
-  for (const bind of binds) {
-    if (bind.path) throw new Error(`cannot listen on unix://${bind.path}: unix sockets are not supported by up yet`);
-    const port = bind.port === 0 && picked ? picked : bind.port;
-    let bound;
-    try {
-      bound = addon.listen(bind.host, port);
-    } catch (error) {
-      // An address this host does not have ("localhost" naming ::1 where IPv6 is off) is
-      // skipped, as long as another one is bound.
-      if (bind.ipv6 && /Cannot assign requested address/.test(error.message)) continue;
-      throw new Error(`cannot listen on tcp://${bind.ipv6 ? `[${bind.host}]` : bind.host}:${port}: ${error.message}`);
-    }
-    if (bind.port === 0) picked = bound;
-    urls.push(url(bind, bound));
-  }
-  if (urls.length === 0) throw new Error('cannot listen: no address can be bound');
-  return urls;
 }
 
 function run(options) {
@@ -83,15 +59,18 @@ function run(options) {
   const builder = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, Node.ErrorStream.$new(log), meta);
   handler = Node.Handler.$new(app, builder, log);
 
-  let urls;
+  // The sockets Up::Node::AddonLauncher bound (Up::Binder), inherited across exec and fork.
   try {
-    urls = listenAll(addon, options.binds);
+    for (const fd of options.listen_fds) addon.adopt(fd);
   } catch (error) {
-    process.stderr.write(`up: ${error.message}\n`);
+    process.stderr.write(`up: cannot listen: ${error.message}\n`);
     process.exit(1);
   }
-  process.title = `up (${urls.join(', ')})`;
-  const stop = gracefulStop(addon, options, log, 'up');
+  const urls = options.listen_urls;
+  const index = process.env.UP_WORKER_INDEX;
+  const name = cluster.isWorker ? `worker ${index}` : 'up';
+  process.title = `up ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+  const stop = gracefulStop(addon, options, log, name);
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   process.on('SIGQUIT', () => process.exit(0));
@@ -100,6 +79,11 @@ function run(options) {
   // A streaming body may write from a timer after the app returned; what it raises then has
   // no request to fail. It is logged, and the process goes on serving the others.
   process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
+  if (cluster.isWorker) {
+    process.on('disconnect', stop); // the primary is gone
+    process.send({ listening: urls });
+    return;
+  }
   if (options.pid_file) {
     fs.writeFileSync(options.pid_file, `${process.pid}\n`);
     process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));

@@ -10,7 +10,7 @@ module Conformance
   RUNTIMES = {
     "up_ruby" => "exe/up_ruby", # MRI, the C engine on epoll
     "up_node" => "exe/up_node", # Opal on Node's http module
-    "up" => "exe/up"            # Opal on Node, the C engine as a Node-API addon (not built yet)
+    "up" => "exe/up"            # Opal on Node, the C engine as a Node-API addon
   }.freeze
 
   # Names of the runtimes whose command is in the repository.

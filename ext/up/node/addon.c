@@ -58,6 +58,7 @@ static void read_config(napi_env env, napi_value options, up_server_config_t *cf
         (unsigned)option(env, options, "keepalive_timeout_ms", cfg->keepalive_timeout_ms);
     cfg->write_timeout_ms = (unsigned)option(env, options, "write_timeout_ms", cfg->write_timeout_ms);
     cfg->max_pipeline = (unsigned)option(env, options, "max_pipeline", cfg->max_pipeline);
+    cfg->exclusive_accept = (int)option(env, options, "exclusive_accept", cfg->exclusive_accept);
     if (cfg->max_head_size > UP_MAX_HEAD_SIZE_LIMIT)
         cfg->max_head_size = UP_MAX_HEAD_SIZE_LIMIT;
     if (cfg->max_headers > UP_MAX_HEADERS_LIMIT)
