@@ -137,6 +137,23 @@ class TestUp < Minitest::Test
     assert_equal "hello", get("/").body
   end
 
+  # Opal 1.8 leaves a `return` in a block inside a lambda uncaught: a 500 that says why.
+  def test_a_return_escaping_a_lambda_app_is_a_500_that_says_why
+    Dir.mktmpdir do |dir|
+      rackup = File.join(dir, "config.ru")
+      File.write(rackup, <<~RUBY)
+        run ->(env) {
+          [1].each { return [200, {}, ["from the block"]] } if env["PATH_INFO"] == "/return"
+          [200, {}, ["after"]]
+        }
+      RUBY
+      server = start_up(rackup)
+      assert_equal 500, get("/return").status
+      assert_equal "after", get("/").body
+      server.wait_for(%r{error in GET /return: a 'return' in a block escaped the app: Opal 1\.8})
+    end
+  end
+
   def test_a_malformed_request_is_a_400_and_the_connection_closes
     start_up
     sock = connect

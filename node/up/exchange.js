@@ -97,6 +97,16 @@ class Exchange {
     this.finished = null;
   }
 
+  // The request line's method and target, for log lines.
+  get method() {
+    return this.headText.slice(0, this.headText.indexOf(' '));
+  }
+
+  get target() {
+    const start = this.headText.indexOf(' ') + 1;
+    return this.headText.slice(start, this.headText.indexOf(' ', start));
+  }
+
   // { host, port } the request came in on, for a request without a host (HTTP/1.0).
   get listener() {
     const space = this.where.lastIndexOf(' ');

@@ -10,7 +10,7 @@ const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
-const { describeThrown } = require('../up_node/thrown');
+const { escapedThrow, describeThrown } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
 
@@ -53,7 +53,17 @@ function run(options) {
   let handler = null;
   let meta = null;
   const onRequest = (head, body, remoteAddr, where) => {
-    handler.$serve(new Exchange(addon, meta, head, body, remoteAddr, where));
+    const exchange = new Exchange(addon, meta, head, body, remoteAddr, where);
+    try {
+      handler.$serve(exchange);
+    } catch (error) {
+      // The handler rescues what the app raises, so this is a bug of ours, or Opal's
+      // uncaught `return` (thrown.js). Logged as up_node logs it; the addon would log it too,
+      // with less to say.
+      const what = escapedThrow(error) ? `${exchange.method} ${exchange.target}` : "up's handler";
+      log.line(`error in ${what}: ${describeThrown(error)}`);
+      exchange.fail();
+    }
   };
   meta = addon.createServer(engineConfig(options), onRequest, (line) => log.line(line));
   const builder = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, Node.ErrorStream.$new(log), meta);

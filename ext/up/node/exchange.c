@@ -12,6 +12,8 @@
  * finishing it later returns it to the loop. A JavaScript exception that escapes the call
  * becomes a logged 500. */
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "addon.h"
@@ -20,6 +22,11 @@
 
 /* Below this, scratch memory is kept between calls; a larger body's is freed after it. */
 #define SCRATCH_KEEP (1024 * 1024)
+/* A thrown value's description in the log, at most (a stack trace fits). */
+#define MAX_THROWN_LOG (16 * 1024)
+/* The largest body JavaScript is handed: its length travels in an Int32Array, and a String
+ * (what rack.input reads from on Node) cannot be much longer anyway. */
+#define MAX_BODY_TO_JS INT32_MAX
 
 static up_node_server_t *server_of(napi_env env)
 {
@@ -96,31 +103,29 @@ void up_node_log(up_node_server_t *srv, const char *line)
     napi_close_handle_scope(srv->env, scope);
 }
 
-/* What a thrown value says: its stack when it has one, else its String(). */
+/* A thrown value in the log: its stack when it has one, else its String(), cut at
+ * MAX_THROWN_LOG bytes. */
 static void log_thrown(up_node_server_t *srv, napi_value error)
 {
     napi_env env = srv->env;
-    napi_value stack, text, prefix, line;
+    napi_value stack, text;
     napi_valuetype type = napi_undefined;
+    char line[MAX_THROWN_LOG];
+    size_t len = 0;
+    int n = snprintf(line, sizeof(line), "error in up's request handler: ");
     if (napi_get_named_property(env, error, "stack", &stack) == napi_ok)
         napi_typeof(env, stack, &type);
     if (type == napi_string)
         text = stack;
-    else if (napi_coerce_to_string(env, error, &text) != napi_ok) {
+    else if (napi_coerce_to_string(env, error, &text) != napi_ok)
+        text = NULL;
+    if (text == NULL ||
+        napi_get_value_string_utf8(env, text, line + n, sizeof(line) - (size_t)n, &len) != napi_ok) {
         napi_value ignored;
         napi_get_and_clear_last_exception(env, &ignored);
-        napi_create_string_utf8(env, "(a value that cannot be shown)", NAPI_AUTO_LENGTH, &text);
+        snprintf(line + n, sizeof(line) - (size_t)n, "(a value that cannot be shown)");
     }
-    napi_create_string_utf8(env, "error in up's request handler: ", NAPI_AUTO_LENGTH, &prefix);
-    napi_value concat, global, string_ctor, proto;
-    /* prefix + text, through String.prototype.concat (Node-API has no string concatenation) */
-    napi_get_global(env, &global);
-    napi_get_named_property(env, global, "String", &string_ctor);
-    napi_get_named_property(env, string_ctor, "prototype", &proto);
-    napi_get_named_property(env, proto, "concat", &concat);
-    if (napi_call_function(env, prefix, concat, 1, &text, &line) != napi_ok)
-        line = text;
-    call_log(srv, line);
+    up_node_log(srv, line);
 }
 
 /* A 500 unless bytes of the response may be out already; then the connection closes after
@@ -159,6 +164,10 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     napi_env env = srv->env;
     const up_request_t *req = conn->req;
     const up_http1_request_t *head = &req->head;
+    if (req->body.len > MAX_BODY_TO_JS) {
+        up_response_send_simple(conn, 413, "Content Too Large", 1);
+        return UP_REQUEST_DONE;
+    }
     int64_t token = take_slot(srv, conn);
     if (token < 0) {
         up_response_send_simple(conn, 503, "Service Unavailable", 1);
@@ -186,7 +195,7 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     meta[UP_NODE_META_ABSOLUTE] = head->target_form == UP_HTTP1_TARGET_ABSOLUTE;
     meta[UP_NODE_META_CHUNKED] = head->chunked;
     meta[UP_NODE_META_BODY_FD] = req->body.fd;
-    meta[UP_NODE_META_BODY_LENGTH] = (int32_t)req->body.len; /* max_body_size < 2 GiB (Up::Options) */
+    meta[UP_NODE_META_BODY_LENGTH] = (int32_t)req->body.len; /* at most MAX_BODY_TO_JS */
     for (size_t i = 0; i < head->num_headers; i++) {
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i, head->headers[i].name, base, head_len);
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i + 2, head->headers[i].value, base,
@@ -205,11 +214,8 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     if (head->host.len == 0) {
         /* SERVER_NAME and SERVER_PORT then come from where the request came in. */
         char where[sizeof(conn->listener->host) + sizeof(conn->listener->port) + 1];
-        size_t n = strlen(conn->listener->host);
-        memcpy(where, conn->listener->host, n);
-        where[n] = ' ';
-        strcpy(where + n + 1, conn->listener->port);
-        napi_create_string_latin1(env, where, NAPI_AUTO_LENGTH, &argv[3]);
+        int n = snprintf(where, sizeof(where), "%s %s", conn->listener->host, conn->listener->port);
+        napi_create_string_latin1(env, where, (size_t)n, &argv[3]);
     } else {
         napi_get_undefined(env, &argv[3]);
     }
