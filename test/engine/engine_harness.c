@@ -50,7 +50,9 @@ void harness_start(harness_t *h, const up_server_config_t *cfg, const up_server_
         perror("up_loop_new");
         exit(2);
     }
-    up_loop_set_owner(h->loop, 1);
+#ifndef UP_LOOP_UV
+    up_loop_set_owner(h->loop, 1); /* a libuv loop's thread is the one that made it */
+#endif
     h->server = up_server_new(h->loop, cfg, handler);
 }
 
@@ -64,8 +66,12 @@ void harness_stop(harness_t *h)
 
 void harness_turn(harness_t *h, int timeout_ms)
 {
+#ifdef UP_LOOP_UV
+    up_loop_uv_run_once(h->loop, timeout_ms);
+#else
     up_loop_wait(h->loop, timeout_ms);
     up_loop_dispatch(h->loop);
+#endif
 }
 
 int harness_wait(harness_t *h, int (*cond)(void *arg), void *arg, int timeout_ms)

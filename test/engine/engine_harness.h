@@ -12,7 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "conn.h"
+/* The same tests run on either backend (Makefile: LOOP=uv builds them on libuv). */
+#ifdef UP_LOOP_UV
+#include "loop_uv.h"
+#else
 #include "loop_epoll.h"
+#endif
 #include "response.h"
 #include "server.h"
 

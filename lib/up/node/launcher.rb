@@ -18,6 +18,7 @@ module Up
       StartError = Up::StartError
 
       MAIN = File.join(Bundle::ROOT, "node", "up_node", "main.js")
+      PROGRAM = "up_node"
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would.
       UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log", redis_url: "--redis-url" }.freeze
@@ -42,7 +43,7 @@ module Up
         note = format("%s %s in %.2f s (%s)", state == :built ? "compiled" : "reused the compiled", rackup,
                       bundle.seconds, describe_sizes(*bundle.sizes))
         # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
-        exec(node_env(bundle.path, note), node, "--enable-source-maps", MAIN)
+        exec(node_env(bundle.path, note), node, "--enable-source-maps", self.class::MAIN)
       rescue Bundle::CompileError => e
         raise StartError, e.message
       rescue SystemCallError => e
@@ -59,9 +60,9 @@ module Up
 
       def check_supported
         UNSUPPORTED.each do |key, flag|
-          raise StartError, "#{flag} is not supported by up_node yet" if @options[key]
+          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key]
         end
-        raise StartError, "config file hooks are not supported by up_node (they run on MRI)" if @hooks && !@hooks.empty?
+        raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?
       end
 
       def node
