@@ -123,7 +123,7 @@ static napi_value create_server(napi_env env, napi_callback_info info)
         free_server(env, srv, NULL);
         return throw_error(env, "createServer: cannot make the loop's handles");
     }
-    up_server_handler_t handler = {up_node_on_request, on_log, srv};
+    up_server_handler_t handler = {.on_request = up_node_on_request, .on_log = on_log, .user = srv};
     srv->server = up_server_new(srv->loop, &cfg, &handler);
     napi_set_instance_data(env, srv, free_server, NULL);
     return meta;
