@@ -21,6 +21,10 @@ have_library("pthread")
 # permessage-deflate (engine/websocket_deflate.c).
 have_header("zlib.h") && have_library("z") or
   abort "UP! needs zlib for WebSocket compression: apt-get install zlib1g-dev (bin/setup does)"
+# TLS (engine/tls_context.c, engine/transport_tls.c): OpenSSL 3, for its ticket key callback.
+have_header("openssl/ssl.h") && have_library("crypto", "EVP_MAC_CTX_set_params", "openssl/evp.h") &&
+  have_library("ssl", "SSL_CTX_set_tlsext_ticket_key_evp_cb", "openssl/ssl.h") or
+  abort "UP! needs OpenSSL 3 for TLS (-s): apt-get install libssl-dev (bin/setup does)"
 
 create_makefile("up/up_ext")
 
