@@ -41,11 +41,19 @@ static void fail(char *err, size_t err_size, const char *fmt, ...)
     va_end(ap);
 }
 
-/* OpenSSL's reason for the last failure, and the queue cleared for the next call. */
+/* OpenSSL's reason for the last failure: a system call's as strerror says it ("No such file
+ * or directory"), else the first error queued, the cause of those after it. The queue is
+ * cleared for the next call. */
 static const char *reason(char *buf, size_t size)
 {
-    unsigned long e = ERR_peek_last_error();
-    const char *r = e != 0 ? ERR_reason_error_string(e) : NULL;
+    unsigned long first = ERR_peek_error(), e;
+    const char *r = first != 0 ? ERR_reason_error_string(first) : NULL;
+    while ((e = ERR_get_error()) != 0) {
+        if (ERR_SYSTEM_ERROR(e)) {
+            r = strerror(ERR_GET_REASON(e));
+            break;
+        }
+    }
     snprintf(buf, size, "%s", r != NULL ? r : "unknown error");
     ERR_clear_error();
     return buf;
