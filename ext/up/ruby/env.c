@@ -19,12 +19,13 @@ static VALUE key_request_method, key_script_name, key_path_info, key_query_strin
     key_remote_addr, key_content_length, key_content_type, key_server_software,
     key_gateway_interface, key_rack_version, key_rack_url_scheme, key_rack_errors,
     key_rack_multithread, key_rack_multiprocess, key_rack_run_once, key_rack_hijack_p,
-    key_http_host;
+    key_http_host, key_https;
 VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
     up_rb_key_rack_early_hints, up_rb_key_rack_upgrade;
 static VALUE key_rack_upgrade_p, sym_websocket, sym_sse;
 
-static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost;
+static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost, str_https,
+    str_port443, str_on;
 
 /* Methods and common headers get ready frozen Strings; the rest are built per request. */
 static const char *const common_methods[] = {"GET",     "POST",  "PUT",     "DELETE",
@@ -106,12 +107,16 @@ void up_rb_init_env(VALUE mUp)
     up_rb_key_rack_input = frozen("rack.input");
     up_rb_key_response_finished = frozen("rack.response_finished");
     key_http_host = frozen("HTTP_HOST");
+    key_https = frozen("HTTPS");
     str_empty = frozen("");
     str_http11 = frozen("HTTP/1.1");
     str_http10 = frozen("HTTP/1.0");
     str_port80 = frozen("80");
     str_http = frozen("http");
     str_localhost = frozen("localhost");
+    str_https = frozen("https");
+    str_port443 = frozen("443");
+    str_on = frozen("on");
     for (int i = 0; common_methods[i] != NULL; i++)
         method_strings[i] = frozen(common_methods[i]);
     for (size_t i = 0; i < NUM_COMMON_HEADERS; i++) {
@@ -251,11 +256,12 @@ static void put_server_name(pairs_t *p, up_conn_t *conn)
     }
     up_http1_split_authority(head->host, &host, &port);
     put(p, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
-    put(p, key_server_port, port.len > 0 ? slice_str(port) : str_port80);
+    put(p, key_server_port,
+        port.len > 0 ? slice_str(port) : conn->transport->secure ? str_port443 : str_port80);
 }
 
 /* Pairs besides the template's and the headers'. */
-#define REQUEST_PAIRS 16
+#define REQUEST_PAIRS 18
 
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
@@ -266,6 +272,14 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     pairs_t p = {ALLOCV_N(VALUE, tmp, template_len + 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
     MEMCPY(p.v, RARRAY_CONST_PTR(srv->env_template), VALUE, template_len);
     p.n = template_len;
+    if (conn->transport->secure) {
+        /* The template is the plain one: its scheme changes in place, and HTTPS is added. */
+        for (long i = 0; i < template_len; i += 2) {
+            if (p.v[i] == key_rack_url_scheme)
+                p.v[i + 1] = str_https;
+        }
+        put(&p, key_https, str_on);
+    }
 
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
