@@ -73,6 +73,20 @@ class TestTLSCLI < Minitest::Test
     assert_equal "Hello World", out
   end
 
+  # The certificate is signed by an intermediate CA the client does not know: it verifies only
+  # when the server sends the chain, from -a or from ca= in an ssl:// bind.
+  def test_a_and_ca_send_the_chain
+    cert = CA.issue("localhost", intermediate: true)
+    up("-s", "-c", cert.cert_file, "-k", cert.key_file, "-w", "1")
+    assert_raises(OpenSSL::SSL::SSLError, "without the chain, the client cannot verify") { ssl_socket }
+    up("-s", "-c", cert.cert_file, "-k", cert.key_file, "-a", cert.chain_file, "-w", "1")
+    assert_equal cert.cert.serial, served_serial
+    bind = "ssl://127.0.0.1:0?cert=#{cert.cert_file}&key=#{cert.key_file}&ca=#{cert.chain_file}"
+    process = CLIProcess.new("-w", "1", "-b", bind, "test/rackup/hello.ru", wait: false)
+    (@processes ||= []) << process
+    assert_equal cert.cert.serial, served_serial(process.wait_for(HTTPS_LINE)[1].to_i)
+  end
+
   def test_s_without_its_files_names_what_is_missing
     cert = CA.issue("localhost")
     assert_includes refused("-s", "-e", "production"), "HTTPS needs -c/--cert-file and -k/--key-file"

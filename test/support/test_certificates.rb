@@ -9,8 +9,9 @@ require "tmpdir"
 # written as PEM files in a temporary directory removed when the process exits. Clients trust
 # #ca_file alone, as they would a real CA's.
 class TestCertificates
-  # cert_file/key_file: PEM paths; cert/key: the OpenSSL objects.
-  Issued = Struct.new(:cert_file, :key_file, :cert, :key, keyword_init: true)
+  # cert_file/key_file: PEM paths; cert/key: the OpenSSL objects; chain_file: the PEM of the
+  # intermediate CA that signed it (the -a file), or nil when the CA signed it.
+  Issued = Struct.new(:cert_file, :key_file, :cert, :key, :chain_file, keyword_init: true)
 
   def self.ca
     @ca ||= new
@@ -33,14 +34,17 @@ class TestCertificates
 
   # A certificate for names (the first is the CN; "localhost" also gets 127.0.0.1 and ::1),
   # EC P-256 unless rsa: true; its key encrypted when password is given; self_signed: not
-  # signed by the CA (no client trusts it). A new key and serial every call.
-  def issue(*names, rsa: false, password: nil, self_signed: false)
+  # signed by the CA (no client trusts it); intermediate: signed by an intermediate CA the
+  # CA signed, so a client verifies it only when the server sends the chain. A new key and
+  # serial every call.
+  def issue(*names, rsa: false, password: nil, self_signed: false, intermediate: false)
     key = rsa ? OpenSSL::PKey::RSA.new(2048) : OpenSSL::PKey::EC.generate("prime256v1")
-    cert = build("/CN=#{names.first}", key, names: names, self_signed: self_signed)
+    issuer = intermediate ? self.intermediate : [@ca_cert, @ca_key]
+    cert = build("/CN=#{names.first}", key, names: names, self_signed: self_signed, issuer: issuer)
     base = "#{names.first.tr("*", "_")}-#{@serial}"
     key_pem = password ? key.private_to_pem(OpenSSL::Cipher.new("aes-256-cbc"), password) : key.private_to_pem
     Issued.new(cert_file: write("#{base}.crt", cert.to_pem), key_file: write("#{base}.key", key_pem),
-               cert: cert, key: key)
+               cert: cert, key: key, chain_file: intermediate ? @intermediate_file : nil)
   end
 
   # A client context that verifies the server against the CA (and its host name).
@@ -53,29 +57,42 @@ class TestCertificates
 
   private
 
+  # [certificate, key] of the intermediate CA, made once.
+  def intermediate
+    @intermediate ||= begin
+      key = OpenSSL::PKey::EC.generate("prime256v1")
+      cert = build("/CN=UP! test intermediate CA", key, ca: true, issuer: [@ca_cert, @ca_key])
+      @intermediate_file = write("intermediate.crt", cert.to_pem)
+      [cert, key]
+    end
+  end
+
   def write(name, pem)
     path = File.join(@dir, name)
     File.write(path, pem)
     path
   end
 
-  def build(subject, key, names: [], ca: false, self_signed: false)
+  # issuer: [certificate, key] of the CA that signs it; nil signs it with its own key (the
+  # root CA, a self-signed certificate).
+  def build(subject, key, names: [], ca: false, self_signed: false, issuer: nil)
+    issuer = nil if self_signed
     cert = OpenSSL::X509::Certificate.new
     cert.version = 2
     cert.serial = (@serial += 1)
     cert.subject = OpenSSL::X509::Name.parse(subject)
-    cert.issuer = ca || self_signed ? cert.subject : @ca_cert.subject
+    cert.issuer = issuer ? issuer[0].subject : cert.subject
     cert.public_key = key
     cert.not_before = Time.now - 60
     cert.not_after = Time.now + 86_400
-    ext = OpenSSL::X509::ExtensionFactory.new(cert, ca || self_signed ? cert : @ca_cert)
+    ext = OpenSSL::X509::ExtensionFactory.new(cert, issuer ? issuer[0] : cert)
     if ca
       cert.add_extension(ext.create_extension("basicConstraints", "CA:TRUE", true))
       cert.add_extension(ext.create_extension("keyUsage", "keyCertSign,cRLSign", true))
     else
       cert.add_extension(ext.create_extension("subjectAltName", alt_names(names)))
     end
-    cert.sign(ca || self_signed ? key : @ca_key, OpenSSL::Digest.new("SHA256"))
+    cert.sign(issuer ? issuer[1] : key, OpenSSL::Digest.new("SHA256"))
     cert
   end
 
