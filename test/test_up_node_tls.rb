@@ -136,6 +136,14 @@ class TestUpNodeTLS < Minitest::Test
     assert_operator counts.uniq.size, :<, counts.size, "both workers served: #{counts.inspect}"
   end
 
+  # A certificate signed by an intermediate CA verifies only with the chain -a sends.
+  def test_a_sends_the_chain
+    cert = CA.issue("localhost", intermediate: true)
+    start_https("-a", cert.chain_file, cert: cert)
+    assert_equal cert.cert.serial, ssl_socket.peer_cert.serial
+    assert_equal 200, request(ssl_socket).status
+  end
+
   def test_a_certificate_that_does_not_load_is_one_line
     locked = CA.issue("localhost", password: "pw")
     status, out = run_up_node("-s", "-c", locked.cert_file, "-k", locked.key_file)

@@ -33,8 +33,9 @@ function credentials(entry, passphrase) {
       throw new Error(`cannot load the ${what} ${path}: ${error.message}`);
     }
   };
-  const chain = entry.ca_file ? [read(entry.ca_file, 'CA file')] : [];
-  return { cert: [read(entry.cert_file, 'certificate'), ...chain], key: read(entry.key_file, 'key'), passphrase };
+  // One PEM: Node takes an array of certificates as one per key, not as a chain.
+  const chain = entry.ca_file ? [Buffer.from('\n'), read(entry.ca_file, 'CA file')] : [];
+  return { cert: Buffer.concat([read(entry.cert_file, 'certificate'), ...chain]), key: read(entry.key_file, 'key'), passphrase };
 }
 
 // Puma's key_password_command: what the command prints, without its line break.
