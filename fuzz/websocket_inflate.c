@@ -81,9 +81,14 @@ static void inflate_mode(const up_ws_deflate_params_t *p, size_t max, const uint
             at += n;
         } while (pieces.r == UP_WS_INFLATE_OK && at < len);
 
-        FUZZ_CHECK(whole.r == pieces.r && whole.out.len == pieces.out.len);
-        FUZZ_CHECK(whole.out.len == 0 ||
-                   memcmp(whole.out.base, pieces.out.base, whole.out.len) == 0);
+        FUZZ_CHECK(whole.r == pieces.r);
+        /* Bad data is found where zlib finds it, which depends on how the message was cut: the
+         * output before it differs, and the caller drops it (the connection fails with 1007). */
+        if (whole.r != UP_WS_INFLATE_BAD_DATA) {
+            FUZZ_CHECK(whole.out.len == pieces.out.len);
+            FUZZ_CHECK(whole.out.len == 0 ||
+                       memcmp(whole.out.base, pieces.out.base, whole.out.len) == 0);
+        }
         /* The limit changes nothing but where a message too big stops. */
         if (big.r == UP_WS_INFLATE_OK) {
             FUZZ_CHECK(big.out.len > max

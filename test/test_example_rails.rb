@@ -4,11 +4,15 @@
 # `rails s -u up` and `rackup -s up`, in production (a SECRET_KEY_BASE from the environment,
 # a database made by `rails db:prepare` in a temp dir): the scaffold's index page links its
 # stylesheet, which UP! serves too, and a post created through the form (CSRF token and
-# session cookie from the form page) is shown afterwards. The app's own bundle
+# session cookie from the form page) is shown afterwards; and the index page's Action Cable
+# channel receives that new post over a WebSocket on UP!'s rack.hijack, as Rails' own client
+# in the page would (WSClient speaks the Action Cable protocol to /cable). The app's own bundle
 # (examples/rails/Gemfile) is installed by bin/setup --test.
 require_relative "helper"
 require_relative "support/cli_process"
+require_relative "support/ws_client"
 require "bundler"
+require "json"
 require "securerandom"
 require "tmpdir"
 require "fileutils"
@@ -54,7 +58,66 @@ class TestExampleRails < Minitest::Test
     assert @server.wait.success?, @server.output
   end
 
+  def test_action_cable_channel_receives_a_new_post
+    @server = in_rails_dir("rails", "s", "-u", "up", "-p", "0", "-b", "127.0.0.1",
+                           "-P", File.join(@dir, "server.pid"))
+    @port = @server.port
+    index, = request("GET", "/posts")
+    assert_includes index.body, %(import { createConsumer } from "/actioncable.esm.js")
+    client, = request("GET", "/actioncable.esm.js")
+    assert_equal [200, "text/javascript"], [client.status, client["content-type"]]
+    assert_includes client.body, "function createConsumer"
+
+    cable = open_cable
+    identifier = { channel: "PostsChannel" }.to_json
+    cable.text({ command: "subscribe", identifier: identifier }.to_json)
+    assert_equal({ "identifier" => identifier, "type" => "confirm_subscription" }, cable_message(cable))
+
+    post_through_the_form("post[title]" => "Live over Action Cable", "post[body]" => "Pushed to the page.")
+    broadcast = cable_message(cable)
+    assert_equal identifier, broadcast["identifier"]
+    assert_equal ["Live over Action Cable", "Pushed to the page."], broadcast["message"].values_at("title", "body")
+
+    cable.close
+    @server.signal(:INT)
+    assert @server.wait.success?, @server.output
+  ensure
+    cable&.close_socket
+  end
+
   private
+
+  # A WebSocket to /cable as Rails' client opens it: same origin, its subprotocols; Action Cable
+  # (websocket-driver over rack.hijack) answers the handshake and welcomes the client.
+  def open_cable
+    origin = "http://127.0.0.1:#{@port}"
+    cable = WSClient.open(@port, path: "/cable",
+                                 headers: { "Host" => "127.0.0.1:#{@port}", "Origin" => origin,
+                                            "Sec-WebSocket-Protocol" => "actioncable-v1-json, actioncable-unsupported" })
+    assert_match(/^sec-websocket-protocol: actioncable-v1-json\r$/i, cable.response_head)
+    assert_equal({ "type" => "welcome" }, cable_message(cable))
+    cable
+  end
+
+  # The next Action Cable message but its pings (one every 3 s).
+  def cable_message(cable)
+    loop do
+      frame = cable.read_message or flunk "Action Cable closed the WebSocket"
+      message = JSON.parse(frame.payload)
+      return message unless message["type"] == "ping"
+    end
+  end
+
+  # Creates a post through the scaffold's form (its CSRF token and session cookie); returns
+  # the response to the POST.
+  def post_through_the_form(fields)
+    form, = request("GET", "/posts/new")
+    token = form.body[/name="authenticity_token" value="([^"]+)"/, 1] or flunk "no CSRF token:\n#{form.body}"
+    created, = request("POST", "/posts", { "Cookie" => session_cookie(form) },
+                       URI.encode_www_form(fields.merge("authenticity_token" => token)))
+    assert_equal 302, created.status, created.body
+    created
+  end
 
   def check_the_scaffold
     @port = @server.port

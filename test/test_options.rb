@@ -74,7 +74,9 @@ class TestOptions < Minitest::Test
     ["a worker timeout of a second",              :worker_timeout,    "1",              1.0],
     ["a control token",                           :control_token,     "s3cret",         "s3cret"],
     ["a control URL on a tcp port",               :control_url,       "tcp://127.0.0.1:9293", "tcp://127.0.0.1:9293"],
-    ["a control URL on a unix socket",            :control_url,       "unix:///tmp/up-ctl.sock", "unix:///tmp/up-ctl.sock"]
+    ["a control URL on a unix socket",            :control_url,       "unix:///tmp/up-ctl.sock", "unix:///tmp/up-ctl.sock"],
+    ["a Redis URL with a password",               :redis_url,         "redis://:s3cret@10.0.0.2:6380/0", "redis://:s3cret@10.0.0.2:6380/0"],
+    ["a Redis socket",                            :redis_url,         "unix:///run/redis.sock", "unix:///run/redis.sock"]
   ].freeze
 
   REJECTED = [
@@ -142,6 +144,8 @@ class TestOptions < Minitest::Test
     ["early hints said as a number",              :early_hints,       0,                "--early-hints must be true or false, not 0"],
     ["io thread said as a word",                  :io_thread,         "yes",            "--io-thread must be true or false, not \"yes\""],
     ["a control URL without a port",              :control_url,       "tcp://127.0.0.1", '--control-url must be tcp://HOST:PORT or unix://PATH, not "tcp://127.0.0.1"'],
+    ["a Redis URL over TLS",                      :redis_url,         "rediss://h:6379", '--redis-url Redis URL "rediss://h:6379": TLS (rediss://) is not supported'],
+    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host'],
     ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"],
     ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"]
   ].freeze

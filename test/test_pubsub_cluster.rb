@@ -6,32 +6,27 @@
 # master, first subscriber in and last out, even across workers and a worker's death.
 require_relative "helper"
 require_relative "support/lifecycle"
+require_relative "support/stopped_worker"
 require_relative "support/ws_client"
 
 class TestPubSubCluster < Minitest::Test
   include UpTestHelpers
   include LifecycleHelpers
+  include StoppedWorker
 
   APP = "test/rackup/pubsub_cluster.ru"
 
-  # WebSockets to path until two different workers have one each: [[ws, pid], ...], one per
-  # worker (the others are closed).
+  # A WebSocket to path on each of the two workers: [[ws, pid], [ws, pid]]. The second
+  # connects while the first's worker is stopped (see StoppedWorker).
   def one_per_worker(port, path)
-    found = {}
-    extra = []
-    50.times do
+    subscribe = lambda do
       ws = WSClient.open(port, path: path)
-      pid = ws.read_message.payload[/\Apid (\d+)\z/, 1].to_i
-      if found.key?(pid)
-        extra << ws
-      else
-        found[pid] = ws
-      end
-      break if found.size == 2
+      [ws, ws.read_message.payload[/\Apid (\d+)\z/, 1].to_i]
     end
-    extra.each(&:close_socket)
-    assert_equal 2, found.size, "two workers took connections"
-    found.map { |pid, ws| [ws, pid] }
+    first = subscribe.call
+    second = with_worker_stopped(first.last, &subscribe)
+    assert_equal 2, [first.last, second.last].uniq.size, "two workers took connections"
+    [first, second]
   end
 
   def test_a_publish_reaches_subscribers_in_every_worker_once_in_order

@@ -40,8 +40,8 @@ void wsl_handshake_accept(const char *key, char accept[WSL_ACCEPT_LEN])
     size_t key_len = strnlen(key, WSL_KEY_LEN - 1);
     memcpy(joined, key, key_len);
     memcpy(joined + key_len, GUID, sizeof GUID - 1);
-    uint8_t digest[WSL_SHA1_LEN];
-    wsl_sha1(joined, key_len + sizeof GUID - 1, digest);
+    uint8_t digest[UP_SHA1_DIGEST_SIZE];
+    up_sha1(joined, key_len + sizeof GUID - 1, digest);
     base64(digest, sizeof digest, accept);
 }
 

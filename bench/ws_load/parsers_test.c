@@ -1,6 +1,6 @@
 /* Unit tests of ws_load's pure parts: the server frame reader and the handshake checks as
  * tables (each case whole and a byte at a time, the input ending right before an unreadable
- * page), plus SHA-1, the frame header writer, the latency histogram and the messages. Built
+ * page), plus the frame header writer, the latency histogram and the messages. Built
  * with ASan and UBSan by `make check`. */
 
 #include <stdio.h>
@@ -10,7 +10,6 @@
 #include "handshake.h"
 #include "histogram.h"
 #include "message.h"
-#include "sha1.h"
 #include "test.h"
 
 /* ---- frame reader ------------------------------------------------------------------------ */
@@ -372,38 +371,6 @@ static void test_handshake_key_and_request(void)
 
 /* ---- SHA-1, histogram, messages ---------------------------------------------------------- */
 
-static void hex(const uint8_t *in, size_t len, char *out)
-{
-    for (size_t i = 0; i < len; i++)
-        sprintf(out + 2 * i, "%02x", in[i]);
-}
-
-static void test_sha1(void)
-{
-    /* FIPS 180-4's examples and the lengths around a padding block. */
-    static const struct {
-        const char *input;
-        const char *want;
-    } cases[] = {
-        {"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
-        {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
-        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-         "84983e441c3bd26ebaae4aa1f95129e5e54670f1"},
-    };
-    uint8_t digest[WSL_SHA1_LEN];
-    char text[2 * WSL_SHA1_LEN + 1];
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        wsl_sha1(cases[i].input, strlen(cases[i].input), digest);
-        hex(digest, sizeof digest, text);
-        CHECK(strcmp(text, cases[i].want) == 0, "sha1(\"%s\") = %s", cases[i].input, text);
-    }
-    static char million[1000000];
-    memset(million, 'a', sizeof million);
-    wsl_sha1(million, sizeof million, digest);
-    hex(digest, sizeof digest, text);
-    CHECK(strcmp(text, "34aa973cd4c4daa4f61eeb2bdbad27316534016f") == 0, "a million a: %s", text);
-}
-
 static void test_histogram(void)
 {
     static wsl_histogram_t h;
@@ -452,7 +419,6 @@ int main(void)
     test_frame_header();
     test_handshake_parse();
     test_handshake_key_and_request();
-    test_sha1();
     test_histogram();
     test_messages();
     return test_report("ws_load parsers");

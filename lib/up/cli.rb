@@ -163,6 +163,9 @@ module Up
         o.on("--no-ws-deflate", "Send WebSocket messages as they are (the default: compressing costs CPU)") do
           options[:ws_deflate] = false
         end
+        o.on("-r", "--redis-url URL", "Pub/sub across servers through this Redis: redis://[:PASSWORD@]HOST[:PORT] or unix:///PATH") do |v|
+          options[:redis_url] = v
+        end
         o.separator ""
         o.on("-v", "--version", "Print the version") do
           @out.puts "UP! #{Up::VERSION}"

@@ -61,6 +61,7 @@ module Up
       @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
       adopt_old_workers
+      start_redis
       @app = preload
       Process.setproctitle(title("master"))
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
@@ -71,6 +72,7 @@ module Up
       hook(:before_fork)
       supervise
       stop_control
+      stop_redis
       return :restart if @state == :restarting
 
       @log.call("stopped")

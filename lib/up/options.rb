@@ -2,6 +2,7 @@
 
 require "etc"
 require_relative "bind"
+require_relative "pub_sub/redis/address"
 
 module Up
   # Every setting a user can give UP! (port, binds, threads, limits, timeouts, files): its type,
@@ -85,7 +86,8 @@ module Up
       Setting.new(:ws_ping,           :seconds_or_never, 40,       nil, nil,        "--ws-ping"),
       Setting.new(:sse_heartbeat,     :seconds_or_never, 15,       nil, nil,        "--sse-heartbeat"),
       Setting.new(:ws_max_pending,    :integer, 4 * 1024 * 1024,   1,   INT64_MAX,  "--ws-max-pending"),
-      Setting.new(:ws_deflate,        :boolean, false,             nil, nil,        "--ws-deflate")
+      Setting.new(:ws_deflate,        :boolean, false,             nil, nil,        "--ws-deflate"),
+      Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -143,6 +145,7 @@ module Up
       when :seconds then seconds(setting, value)
       when :seconds_or_never then seconds_or_never(setting, value)
       when :string then string(setting, value)
+      when :redis_url then value.nil? ? nil : redis_url(setting, value)
       when :boolean then boolean(setting, value)
       when :tls_hosts then tls_hosts(setting, value)
       end
@@ -211,6 +214,17 @@ module Up
       value
     rescue Bind::Error => e
       fail!(setting, e.message)
+    end
+
+    # Parsed now, so that a mistyped URL stops the boot instead of retrying forever.
+    def redis_url(setting, value)
+      string(setting, value)
+      begin
+        PubSub::Redis::Address.parse(value)
+      rescue ArgumentError => e
+        fail!(setting, e.message)
+      end
+      value
     end
 
     # "must be between 1 and 1024"; for a range with no practical top, the side it broke.

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require "monitor"
+require_relative "pub_sub/redis"
+
 module Up
   # Pub/sub (reference/websocket-pubsub.md, "PubSub" and "Engines"): where a publish goes, and
   # which engines hear of this process's subscriptions. Subscribing a client is Up::Client's
@@ -53,6 +56,7 @@ module Up
     @servers = []
     @interest = Hash.new(0)
     @cluster_link = nil
+    @inherited = 0
 
     class << self
       attr_reader :cluster_link
@@ -109,10 +113,23 @@ module Up
         true
       end
 
-      # Attached engines by number (1 and up), the same in a master and its forked workers.
+      # Attached engines by number (1 and up), the same in a master and its forked workers;
+      # nil for an engine a worker attached itself, which the master does not have.
       def engine_number(engine)
         i = @lock.synchronize { @engines.index(engine) }
-        i && i + 1
+        i && i < @inherited ? i + 1 : nil
+      end
+
+      # In a forked worker, first: the engines attached so far are the master's, which runs
+      # them (these copies let go of their connections), and so is the interest counted so
+      # far. The engines attached from now on (by an app loaded in the worker) are this
+      # worker's own, told of its subscriptions and published to from here.
+      def after_fork
+        @lock.synchronize do
+          @inherited = @engines.size
+          @interest = Hash.new(0)
+          @engines.each { |e| safely { e.after_fork_in_child } if e.respond_to?(:after_fork_in_child) }
+        end
       end
 
       def engine_at(number)
@@ -139,29 +156,19 @@ module Up
       end
 
       # The binding's: the first subscription to (channel, match) in this process came (on), or
-      # the last went. A worker tells its master, which counts for the cluster.
+      # the last went. A worker tells its master, which counts for the cluster and tells the
+      # master's engines, and counts for itself for the engines it attached.
       def interest(channel, match, on)
         link = @cluster_link
-        return link.interest(channel, match, on) if link && !link.master?
+        return count_interest(channel, match, on, 0) unless link && !link.master?
 
-        cluster_interest(channel, match, on)
+        link.interest(channel, match, on)
+        count_interest(channel, match, on, @inherited)
       end
 
-      # Counts interest over the whole cluster (or this process) and tells the engines.
+      # The master's: interest over the whole cluster (or this process).
       def cluster_interest(channel, match, on)
-        key = [channel, match]
-        @lock.synchronize do
-          if on
-            @interest[key] += 1
-            @engines.each { |e| safely { e.subscribe(channel, match) } } if @interest[key] == 1
-          elsif @interest.key?(key)
-            @interest[key] -= 1
-            if @interest[key] <= 0
-              @interest.delete(key)
-              @engines.each { |e| safely { e.unsubscribe(channel, match) } }
-            end
-          end
-        end
+        count_interest(channel, match, on, 0)
       end
 
       # For the control endpoint: the channels heard of and each attached engine's own stats
@@ -186,6 +193,24 @@ module Up
       end
 
       private
+
+      # Counts interest in (channel, match) and tells the engines from the first'th on when it
+      # begins or ends.
+      def count_interest(channel, match, on, first)
+        key = [channel, match]
+        @lock.synchronize do
+          if on
+            @interest[key] += 1
+            @engines.drop(first).each { |e| safely { e.subscribe(channel, match) } } if @interest[key] == 1
+          elsif @interest.key?(key)
+            @interest[key] -= 1
+            if @interest[key] <= 0
+              @interest.delete(key)
+              @engines.drop(first).each { |e| safely { e.unsubscribe(channel, match) } }
+            end
+          end
+        end
+      end
 
       def check_engine(engine)
         return if %i[publish subscribe unsubscribe].all? { |m| engine.respond_to?(m) }

@@ -55,6 +55,25 @@ module Up
       @control&.stop
     end
 
+    # --redis-url: pub/sub across servers, the default engine from before the app loads (which
+    # may choose another). In cluster mode the master runs it; workers reach it through it.
+    def start_redis
+      url = @options[:redis_url] or return
+      @redis = PubSub::Redis.new(url, logger: ->(line) { @log.call("pub/sub: #{line}") })
+      PubSub.default = @redis
+      @log.call("pub/sub through #{PubSub::Redis::Address.parse(url)}")
+    end
+
+    # Sends what is still queued for Redis (briefly), then lets go of it; before a stop or the
+    # re-exec of a restart, whose new image connects again.
+    def stop_redis
+      return unless @redis
+
+      PubSub.detach(@redis)
+      @redis.close
+      @redis = nil
+    end
+
     # What every stats report starts with.
     def stats_header
       { started_at: @started_at.utc.iso8601, uptime: (now - @started).round(3) }

@@ -20,6 +20,7 @@ module Up
 
     def run
       signals = SignalPipe.new.trap(*SIGNALS) # first: a signal while the app loads waits
+      start_redis
       @server = new_server(@load_app.call, multiprocess: false)
       Process.setproctitle(title(nil))
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
@@ -29,6 +30,7 @@ module Up
       @server.run
       stop_control
       control.kill.join
+      stop_redis
       # A stop that came after the drain, while the control thread was going, still wins.
       @restart = false if (signals.take & SignalPipe::STOPS).any?
       return :restart if @restart

@@ -20,7 +20,7 @@ class TestConformanceRackEnv < ConformanceTest
         "SERVER_NAME" => "example.com", "SERVER_PORT" => "8080", "SERVER_PROTOCOL" => "HTTP/1.1",
         "HTTP_HOST" => "example.com:8080", "rack.url_scheme" => "http", "REMOTE_ADDR" => "127.0.0.1",
         "REQUEST_URI" => "/a/b?x=1&y=2", "REQUEST_PATH" => "/a/b", "GATEWAY_INTERFACE" => "CGI/1.2",
-        "SERVER_SOFTWARE" => "UP! #{Up::VERSION}", "rack.hijack?" => false, "rack.multiprocess" => false,
+        "SERVER_SOFTWARE" => "UP! #{Up::VERSION}", "rack.multiprocess" => false,
         "rack.run_once" => false, "rack.input read" => "", "keys are Strings" => true },
       %w[CONTENT_LENGTH CONTENT_TYPE]
     ],
@@ -87,9 +87,17 @@ class TestConformanceRackEnv < ConformanceTest
     res = raw_request("POST /k?q HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n#{CLOSE}\r\nx")
     keys = %w[CONTENT_LENGTH CONTENT_TYPE GATEWAY_INTERFACE HTTP_CONNECTION HTTP_HOST PATH_INFO QUERY_STRING REMOTE_ADDR
               REQUEST_METHOD REQUEST_PATH REQUEST_URI SCRIPT_NAME SERVER_NAME SERVER_PORT SERVER_PROTOCOL SERVER_SOFTWARE
-              rack.early_hints rack.errors rack.hijack? rack.input rack.multiprocess rack.multithread
+              rack.early_hints rack.errors rack.hijack rack.hijack? rack.input rack.multiprocess rack.multithread
               rack.response_finished rack.run_once rack.upgrade? rack.url_scheme rack.version]
     assert_equal keys, JSON.parse(res.body)["keys"]
+  end
+
+  # SPEC, "Hijacking": rack.hijack? says partial hijack is supported, rack.hijack is the full
+  # hijack's callable (test/test_hijack.rb uses both).
+  def test_env_offers_full_and_partial_hijack
+    env = JSON.parse(raw_request("GET / HTTP/1.1\r\nHost: h\r\n#{CLOSE}\r\n").body)
+    assert_equal true, env["rack.hijack?"]
+    assert_includes env["keys"], "rack.hijack"
   end
 
   def test_env_values_follow_the_spec

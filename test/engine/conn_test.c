@@ -796,7 +796,7 @@ static int lent_seen(void *arg)
 }
 
 /* A thread that posts output for a connection broken meanwhile (here a forced close while the
- * exchange is lent) may still put it first on the post list: the loop must then be told, or
+ * exchange is lent) may still put it first on the mail list: the loop must then be told, or
  * every connection posted after it waits for some other wake-up. */
 static void test_post_to_a_broken_connection_still_asks_for_the_wake_up(void)
 {

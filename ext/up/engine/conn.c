@@ -30,7 +30,19 @@ static void set_state(up_conn_t *conn, up_conn_state_t state)
 
 static int is_broken(up_conn_state_t state)
 {
-    return state == UP_CONN_LENT_BROKEN || state == UP_CONN_CLOSED;
+    return state == UP_CONN_LENT_BROKEN || state == UP_CONN_CLOSED || state == UP_CONN_HIJACKED;
+}
+
+/* Done with, for the loop: the socket is closed or handed over (conn.h). */
+static int is_final(up_conn_state_t state)
+{
+    return state == UP_CONN_CLOSED || state == UP_CONN_HIJACKED;
+}
+
+/* A borrower has the exchange and the loop only writes what it is handed. */
+static int is_lent(up_conn_state_t state)
+{
+    return state == UP_CONN_LENT || state == UP_CONN_LENT_HIJACKING;
 }
 
 up_conn_state_t up_conn_any_state(const up_conn_t *conn)
@@ -128,6 +140,28 @@ static void wake_waiters(up_conn_t *conn)
     pthread_mutex_unlock(&conn->_mail_lock);
 }
 
+/* Takes conn off the server's list of open connections. */
+static void unlink_conn(up_conn_t *conn)
+{
+    up_server_t *server = conn->server;
+    if (conn->_prev != NULL)
+        conn->_prev->_next = conn->_next;
+    else
+        server->conns = conn->_next;
+    if (conn->_next != NULL)
+        conn->_next->_prev = conn->_prev;
+    conn->_prev = conn->_next = NULL;
+    server->num_conns--;
+}
+
+/* Moves to a state that changes what posters may do, under the mail lock (posters see it). */
+static void set_locked_state(up_conn_t *conn, up_conn_state_t state)
+{
+    pthread_mutex_lock(&conn->_mail_lock);
+    set_state(conn, state);
+    pthread_mutex_unlock(&conn->_mail_lock);
+}
+
 /* Moves to a broken state under the mail lock (posters see it), waking every waiter. */
 static void break_locked_state(up_conn_t *conn, up_conn_state_t state)
 {
@@ -142,9 +176,9 @@ void up_conn_loop_close(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
     up_conn_state_t state = state_of(conn);
-    if (state == UP_CONN_CLOSED || state == UP_CONN_LENT_BROKEN)
-        return;
-    if (state == UP_CONN_LENT) {
+    if (is_broken(state))
+        return; /* closed, closing when returned, or the socket is not ours any more */
+    if (is_lent(state)) {
         /* The borrower still reads the request and writes the response: stop it producing,
          * and close when it returns the exchange. */
         break_locked_state(conn, UP_CONN_LENT_BROKEN);
@@ -158,20 +192,13 @@ void up_conn_loop_close(up_conn_t *conn)
     up_timer_disarm(&conn->_timer);
     up_loop_close_watcher(server->loop, &conn->_watcher, conn_on_closed);
     conn->transport->close(conn);
-    if (conn->_prev != NULL)
-        conn->_prev->_next = conn->_next;
-    else
-        server->conns = conn->_next;
-    if (conn->_next != NULL)
-        conn->_next->_prev = conn->_prev;
-    conn->_prev = conn->_next = NULL;
-    server->num_conns--;
+    unlink_conn(conn);
 }
 
 void up_conn_loop_close_abandoned(up_conn_t *conn)
 {
     up_conn_state_t state = state_of(conn);
-    if (state == UP_CONN_LENT || state == UP_CONN_LENT_BROKEN)
+    if (is_lent(state) || state == UP_CONN_LENT_BROKEN)
         set_state(conn, UP_CONN_OPEN);
     up_conn_loop_close(conn);
 }
@@ -218,9 +245,33 @@ void up_conn_loop_lend(up_conn_t *conn)
     set_state(conn, UP_CONN_LENT);
 }
 
+/* A hijacked exchange came back: the protocol lets go of the request, a socket the borrower
+ * never took is closed, and the loop's reference goes once the backend lets go of the
+ * watcher (not watched since the hand-over). */
+static void release_hijacked(up_conn_t *conn)
+{
+    conn->protocol->on_close(conn);
+    if (conn->_watcher.fd >= 0) {
+        close(conn->_watcher.fd);
+        conn->_watcher.fd = -1;
+    }
+    up_loop_close_watcher(conn->server->loop, &conn->_watcher, conn_on_closed);
+}
+
 int up_conn_loop_reclaim(up_conn_t *conn)
 {
     up_conn_state_t state = state_of(conn);
+    if (state == UP_CONN_HIJACKED) {
+        release_hijacked(conn);
+        return -1;
+    }
+    if (state == UP_CONN_LENT_HIJACKING) {
+        /* Returned before the socket was handed over: the borrower gave up on it (its thread
+         * was interrupted). Nothing sane can follow on this connection. */
+        set_state(conn, UP_CONN_OPEN);
+        up_conn_loop_close(conn);
+        return -1;
+    }
     if (state == UP_CONN_LENT_BROKEN) {
         /* Closed while lent (a stop's deadline, the client gone): what the exchange staged
          * last, such as the 503 of a request cut off, goes out if the socket takes it now. */
@@ -400,18 +451,33 @@ static int wants_input(const up_conn_t *conn)
            state == UP_CONN_LINGERING;
 }
 
+/* LENT_HIJACKING, its output written: the loop forgets the socket and the borrower may take
+ * it (conn.h). */
+static void hand_over(up_conn_t *conn)
+{
+    if (up_loop_watch(conn->server->loop, &conn->_watcher, 0) != 0) {
+        up_conn_loop_close(conn); /* still watched: it cannot be handed on safely */
+        return;
+    }
+    up_timer_disarm(&conn->_timer);
+    conn->_timer_kind = UP_TIMER_NONE;
+    unlink_conn(conn);
+    conn->_watcher.fd = conn->transport->detach(conn);
+    break_locked_state(conn, UP_CONN_HIJACKED); /* wakes the borrower's wait */
+}
+
 void up_conn_loop_update(up_conn_t *conn)
 {
     for (;;) {
         up_conn_state_t state = state_of(conn);
         if (is_broken(state))
             return;
-        if (state != UP_CONN_LENT)
+        if (!is_lent(state))
             up_conn_loop_commit(conn);
         int drained = write_out(conn);
         if (drained < 0)
             return;
-        if (!drained)
+        if (!drained || state == UP_CONN_LENT_HIJACKING)
             break;
         /* The protocol may have more to say now (pipelined requests held back): loop rather
          * than recurse. */
@@ -422,7 +488,12 @@ void up_conn_loop_update(up_conn_t *conn)
     up_conn_state_t state = state_of(conn);
     if (is_broken(state))
         return;
-    if (state == UP_CONN_FLUSHING && !output_pending(conn)) {
+    int pending = output_pending(conn);
+    if (state == UP_CONN_LENT_HIJACKING && !pending) {
+        hand_over(conn);
+        return;
+    }
+    if (state == UP_CONN_FLUSHING && !pending) {
         if (conn->eof) {
             up_conn_loop_close(conn);
             return;
@@ -537,7 +608,7 @@ static void conn_on_event(up_watcher_t *w, unsigned revents)
             drain_input(conn);
             if (state_of(conn) == UP_CONN_CLOSED)
                 return;
-        } else if (state == UP_CONN_LENT) {
+        } else if (is_lent(state)) {
             /* Never read while the exchange is lent: its request lives in _rbuf. The read
              * watch is kept on during an exchange, since taking it off and on again would cost
              * two syscalls a request, and only comes off when the socket would otherwise keep
@@ -652,6 +723,73 @@ void up_conn_lent_return_here(up_conn_t *conn)
     up_conn_loop_update(conn);
 }
 
+/* Blocks on a waiter of this thread's own (woken when conn's backlog falls to max_bytes, and on
+ * every move to a broken state) until settled(conn, max_bytes) holds or *cancel is set. */
+static void wait_until(up_conn_t *conn, uint64_t max_bytes,
+                       int (*settled)(up_conn_t *conn, uint64_t max_bytes), const atomic_int *cancel)
+{
+    up_conn_waiter_t w = {.max_bytes = max_bytes};
+    pthread_cond_init(&w.cond, NULL);
+    pthread_mutex_lock(&conn->_mail_lock);
+    w.next = conn->_waiters;
+    conn->_waiters = &w;
+    atomic_fetch_add(&conn->_num_waiters, 1);
+    while (!settled(conn, max_bytes) && !atomic_load(cancel))
+        pthread_cond_wait(&w.cond, &conn->_mail_lock);
+    up_conn_waiter_t **p = &conn->_waiters;
+    while (*p != &w)
+        p = &(*p)->next;
+    *p = w.next;
+    atomic_fetch_sub(&conn->_num_waiters, 1);
+    pthread_mutex_unlock(&conn->_mail_lock);
+    pthread_cond_destroy(&w.cond);
+}
+
+int up_conn_lent_hijack(up_conn_t *conn)
+{
+    if (conn->transport->detach == NULL) {
+        up_outq_clear(&conn->_staged, &conn->server->pool);
+        return -1;
+    }
+    pthread_mutex_lock(&conn->_mail_lock);
+    int wake = -1;
+    if (state_of(conn) == UP_CONN_LENT) {
+        wake = post_locked(conn, &conn->_staged);
+        conn->_mail_flags |= UP_CONN_MAIL_HIJACK;
+    }
+    pthread_mutex_unlock(&conn->_mail_lock);
+    if (wake < 0)
+        up_outq_clear(&conn->_staged, &conn->server->pool);
+    return wake;
+}
+
+int up_conn_lent_take_socket(up_conn_t *conn)
+{
+    up_conn_state_t state = state_of(conn);
+    if (is_lent(state))
+        return -2;
+    if (state != UP_CONN_HIJACKED || conn->_watcher.fd < 0)
+        return -1;
+    /* Written once HIJACKED is seen: the loop no longer looks at the fd until the exchange is
+     * returned, which this thread does later. */
+    int fd = conn->_watcher.fd;
+    conn->_watcher.fd = -1;
+    return fd;
+}
+
+/* Whether the hand-over asked for by up_conn_lent_hijack is done or has failed; _mail_lock
+ * held (HIJACKED and LENT_BROKEN are set under it, waking every waiter). */
+static int hijack_settled(up_conn_t *conn, uint64_t unused)
+{
+    (void)unused;
+    return !is_lent(state_of(conn));
+}
+
+void up_conn_lent_wait_hijack(up_conn_t *conn, const atomic_int *cancel)
+{
+    wait_until(conn, 0, hijack_settled, cancel);
+}
+
 int up_conn_any_post(up_conn_t *conn, up_outq_t *out)
 {
     /* The wake-up is made under the lock: a close takes it too, so once a connection is
@@ -672,7 +810,7 @@ static int flag_mail(up_conn_t *conn, unsigned flag)
 {
     pthread_mutex_lock(&conn->_mail_lock);
     int wake = -1;
-    if (state_of(conn) != UP_CONN_CLOSED) {
+    if (!is_final(state_of(conn))) {
         conn->_mail_flags |= flag;
         wake = enlist_locked(conn);
         if (wake > 0)
@@ -697,24 +835,15 @@ uint64_t up_conn_any_backlog(const up_conn_t *conn)
     return atomic_load(&conn->_backlog);
 }
 
+/* Whether conn's backlog is down to max_bytes, or nothing will ever drain it; _mail_lock held. */
+static int backlog_settled(up_conn_t *conn, uint64_t max_bytes)
+{
+    return atomic_load(&conn->_backlog) <= max_bytes || up_conn_any_broken(conn);
+}
+
 int up_conn_any_wait_backlog(up_conn_t *conn, uint64_t max_bytes, const atomic_int *cancel)
 {
-    up_conn_waiter_t w = {.max_bytes = max_bytes};
-    pthread_cond_init(&w.cond, NULL);
-    pthread_mutex_lock(&conn->_mail_lock);
-    w.next = conn->_waiters;
-    conn->_waiters = &w;
-    atomic_fetch_add(&conn->_num_waiters, 1);
-    while (atomic_load(&conn->_backlog) > max_bytes && !up_conn_any_broken(conn) &&
-           !atomic_load(cancel))
-        pthread_cond_wait(&w.cond, &conn->_mail_lock);
-    up_conn_waiter_t **p = &conn->_waiters;
-    while (*p != &w)
-        p = &(*p)->next;
-    *p = w.next;
-    atomic_fetch_sub(&conn->_num_waiters, 1);
-    pthread_mutex_unlock(&conn->_mail_lock);
-    pthread_cond_destroy(&w.cond);
+    wait_until(conn, max_bytes, backlog_settled, cancel);
     return up_conn_any_broken(conn) ? -1 : 0;
 }
 
@@ -748,6 +877,8 @@ static void take_one(up_conn_t *conn)
         up_outq_clear(&mail, &conn->server->pool);
         wake_waiters(conn);
     }
+    if ((flags & UP_CONN_MAIL_HIJACK) && state_of(conn) == UP_CONN_LENT)
+        set_locked_state(conn, UP_CONN_LENT_HIJACKING); /* posts are refused from now on */
     if (flags & UP_CONN_MAIL_RETURNED) {
         if (up_conn_loop_reclaim(conn) != 0)
             return;
@@ -755,9 +886,9 @@ static void take_one(up_conn_t *conn)
         up_conn_loop_commit(conn);
         conn->protocol->on_resume(conn);
     }
-    if ((flags & UP_CONN_MAIL_NOTIFY) && state_of(conn) != UP_CONN_CLOSED)
+    if ((flags & UP_CONN_MAIL_NOTIFY) && !is_final(state_of(conn)))
         conn->protocol->on_notify(conn);
-    if ((flags & UP_CONN_MAIL_CLOSE) && state_of(conn) != UP_CONN_CLOSED)
+    if ((flags & UP_CONN_MAIL_CLOSE) && !is_final(state_of(conn)))
         conn->protocol->on_close_request(conn);
     up_conn_loop_update(conn);
 }

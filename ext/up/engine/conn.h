@@ -10,16 +10,18 @@
  *
  * One state at a time (up_conn_state_t), moved by the loop thread alone:
  *
- *     accept ──▶ OPEN ──────── lend (a request to the binding) ───────▶ LENT
- *                 │ ▲                                                    │ │
- *                 │ └───────── reclaim (the borrower returned it) ───────┘ │ close (client gone,
- *                 │                                                        │ write timeout,
- *                 │ close_after_output                                     ▼ a stop's deadline)
- *                 ▼                                                   LENT_BROKEN
- *             FLUSHING ── output written ──▶ LINGERING                     │ reclaim: what the
- *                 │     (sending side shut)      │ client ends, sends      │ borrower staged
- *                 │                              │ too much, or a timer    │ last goes out if
- *                 └────────────── close ─────────┴─────────────────────────┴──▶ CLOSED
+ *   accept ──▶ OPEN ───── lend (a request to the binding) ─────▶ LENT ── hijack ──▶ LENT_HIJACKING
+ *               │ ▲                                               │ │                       │    │
+ *               │ └────── reclaim (the borrower returned it) ─────┘ │ ◀─────── close ───────┘    │
+ *               │                                                   │ (client gone, write        │
+ *               │ close_after_output                                │ timeout, a stop's   output │
+ *               ▼                                                   ▼ deadline)          written ▼
+ *           FLUSHING ── output written ──▶ LINGERING           LENT_BROKEN                 HIJACKED
+ *               │     (sending side shut)      │ client ends,       │ reclaim: what   (the socket
+ *               │                              │ sends too much,    │ the borrower    is the app's)
+ *               │                              │ or a timer         │ staged last goes out
+ *               │                              │                    │ if the socket takes it
+ *               └─────────── close ────────────┴────────────────────┴──▶ CLOSED
  *
  * OPEN and LENT read when the protocol wants input (up_conn_loop_want_read); FLUSHING reads
  * nothing and writes what is queued; LINGERING reads and drops (a lingering close, so the
@@ -30,13 +32,27 @@
  * stay valid after the close, and every operation on a closed connection is a harmless no-op
  * that reports it.
  *
+ * Hijack (Rack's rack.hijack, and an upgrade whose new protocol the app speaks itself on the
+ * raw socket): the borrower asks for the socket (up_conn_lent_hijack). LENT_HIJACKING reads
+ * nothing and writes what was queued before the request (a partial hijack's response head must
+ * be on the wire before the app writes to the socket); once it is all written the loop forgets
+ * the socket without closing it, and the connection is HIJACKED: no longer watched, timed,
+ * counted (up_server_num_conns: a graceful stop does not wait for it), nor in server->conns.
+ * The borrower takes the fd (up_conn_lent_take_socket) and owns it. The exchange stays lent
+ * until the borrower returns it as usual; then the protocol lets go of the request
+ * (on_close), and HIJACKED is final like CLOSED: memory goes with the last reference. A client
+ * gone or a write timeout before the hand-over is a close while lent (LENT_BROKEN): the
+ * borrower gets no socket, and the return closes it. Bytes the client sent after the request
+ * are the borrower's too (up_http1_lent_unread): they arrived on the socket it now owns.
+ *
  * ---- Threads --------------------------------------------------------------------------------
  *
  * Every function's name says who may call it:
  *   up_conn_loop_*   the loop thread (the one that runs the loop now: loop.h);
- *   up_conn_lent_*   the thread a request is lent to, while the state is LENT or LENT_BROKEN
- *                    (the "borrower": the binding's app thread). It alone produces output into
- *                    conn->_staged until it returns the exchange;
+ *   up_conn_lent_*   the thread a request is lent to, while the state is LENT, LENT_BROKEN,
+ *                    LENT_HIJACKING or HIJACKED (the "borrower": the binding's app thread).
+ *                    It alone produces output into conn->_staged until it returns the
+ *                    exchange;
  *   up_conn_any_*    any thread, at any time, any state (a closed connection refuses politely),
  *                    holding a reference (up_conn_retain) for as long as it uses the
  *                    connection: the loop frees a closed one once no reference is left. (The
@@ -84,13 +100,17 @@ typedef enum up_conn_state_t {
     UP_CONN_LENT_BROKEN, /* closed while lent: closes for good when it is returned */
     UP_CONN_FLUSHING,    /* no more input wanted: write what is queued, then linger */
     UP_CONN_LINGERING,   /* sending side shut down: reading and dropping input until close */
-    UP_CONN_CLOSED       /* socket closed; memory kept while references remain */
+    UP_CONN_CLOSED,      /* socket closed; memory kept while references remain */
+    UP_CONN_LENT_HIJACKING, /* lent, and its borrower asked for the socket: writing what is
+                             * queued, then HIJACKED */
+    UP_CONN_HIJACKED     /* the socket is the borrower's, forgotten by the loop (final) */
 } up_conn_state_t;
 
 /* Mail flags: what other threads asked of the loop besides output (under _mail_lock). */
 #define UP_CONN_MAIL_RETURNED 1u /* the borrower returned the exchange */
 #define UP_CONN_MAIL_CLOSE 2u    /* close after what is queued (the protocol's way) */
 #define UP_CONN_MAIL_NOTIFY 4u   /* the protocol has news from another thread (on_notify) */
+#define UP_CONN_MAIL_HIJACK 8u   /* the borrower asks for the socket (up_conn_lent_hijack) */
 
 /* A thread waiting for a connection's backlog to shrink (up_conn_any_wait_backlog); lives on
  * the waiter's stack, linked under _mail_lock. */
@@ -190,7 +210,9 @@ void up_conn_loop_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol
 void up_conn_loop_lend(up_conn_t *conn);
 /* Takes a returned exchange back: LENT to OPEN. Returns 0, or -1 when it was LENT_BROKEN
  * (the connection is CLOSED now, after what the borrower staged last was written if the socket
- * took it). */
+ * took it), LENT_HIJACKING (the borrower gave up waiting for the socket: CLOSED) or HIJACKED
+ * (the protocol lets go of the request; the loop's reference goes once the backend has let go
+ * of the watcher). */
 int up_conn_loop_reclaim(up_conn_t *conn);
 /* The server's wake-up: takes every connection's mail (output, returned exchanges, close
  * requests) in the order the connections were posted to. */
@@ -233,6 +255,24 @@ void up_conn_lent_return(up_conn_t *conn);
 /* The same, done at once by a borrower that runs the loop now (it took the binding's loop
  * lock): no mail, no wake-up. */
 void up_conn_lent_return_here(up_conn_t *conn);
+/* Asks for the connection's socket (a hijack: see the lifecycle). What this thread staged is
+ * posted behind what it posted before, and the loop writes all of it, then hands the socket
+ * over: LENT_HIJACKING, then HIJACKED. At most once per exchange, before the borrower returns
+ * it; the borrower writes nothing through the engine afterwards (its posts are refused).
+ * Returns 1 when the caller must wake the loop unless it runs a turn itself (as
+ * up_conn_lent_post), 0 when not, -1 when the client is gone (no socket will come: return the
+ * exchange as usual) or when the transport cannot give its socket up (TLS). */
+int up_conn_lent_hijack(up_conn_t *conn);
+/* After up_conn_lent_hijack: the socket, once HIJACKED. Returns its fd, which the caller owns
+ * from now on (it closes it; the engine never touches it again), -1 when the hand-over failed
+ * (the client went or the output timed out) or the fd was taken already, or -2 while it is
+ * still under way: the caller runs the loop, or waits with up_conn_lent_wait_hijack. A socket
+ * never taken is closed when the exchange is returned. */
+int up_conn_lent_take_socket(up_conn_t *conn);
+/* Blocks until the hand-over is done or has failed (up_conn_lent_take_socket says which), or
+ * *cancel is set (then call up_conn_any_cancel_waits). For a borrower that does not run the
+ * loop: a binding calls it without its interpreter lock, after waking the loop. */
+void up_conn_lent_wait_hijack(up_conn_t *conn, const atomic_int *cancel);
 
 /* ---- any thread --------------------------------------------------------------------------- */
 
@@ -241,7 +281,8 @@ void up_conn_lent_return_here(up_conn_t *conn);
 void up_conn_retain(up_conn_t *conn);
 void up_conn_release(up_conn_t *conn);
 up_conn_state_t up_conn_any_state(const up_conn_t *conn);
-/* The client is gone (LENT_BROKEN or CLOSED): producers stop. */
+/* The client is gone or the socket is not ours any more (LENT_BROKEN, CLOSED, HIJACKED):
+ * producers stop. */
 int up_conn_any_broken(const up_conn_t *conn);
 /* Hands *out (output built by this thread: whole frames, events) to the loop, behind what was
  * posted before, and wakes the loop if it needs it. For a connection that is not lent (a

@@ -132,6 +132,13 @@ void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, vo
     x->next_data = data;
 }
 
+up_slice_t up_http1_lent_unread(const up_conn_t *conn)
+{
+    const up_http1_exchange_t *x = (const up_http1_exchange_t *)conn->_h1.exchange.base;
+    size_t end = x->req_end;
+    return (up_slice_t){conn->_rbuf.base + end, conn->_rbuf.len - end};
+}
+
 /* The binding is done with the request: finish the books and move to the next one. Returns
  * 0, or 1 when the connection switched to another protocol. */
 static int request_done(up_conn_t *conn)

@@ -92,5 +92,10 @@ void up_http1_start(up_conn_t *conn);
  * protocol_data. The bytes the client sent after this request go to it; HTTP/1 lets go of
  * everything it held for the connection. */
 void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data);
+/* From the thread that has the exchange: the bytes the client sent after this request and its
+ * body (pipelined requests, or the first bytes of a protocol it switches to). They stay put
+ * while the exchange is lent (a lent connection is not read), until it is returned. After a
+ * hijack (conn.h) they are the new owner's: they came on its socket. */
+up_slice_t up_http1_lent_unread(const up_conn_t *conn);
 
 #endif

@@ -435,6 +435,12 @@ int up_response_post(up_conn_t *conn)
     return up_conn_lent_post(conn);
 }
 
+int up_response_hijack(up_conn_t *conn)
+{
+    mark_posted(conn);
+    return up_conn_lent_hijack(conn);
+}
+
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)
 {
     size_t body_len = strlen(body);

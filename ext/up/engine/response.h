@@ -11,7 +11,7 @@
  * status (103 Early Hints) ends at end_head and a final response may start after it.
  *
  * Everything is queued on conn->_staged by the thread that has the exchange; up_response_send
- * hands it to the loop to be written (otherwise it goes when the exchange is given back). */
+ * hands it to the loop to be written (otherwise it goes when the exchange is returned). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +61,11 @@ int up_response_send(up_conn_t *conn);
 /* The same without waking the loop (see up_conn_lent_post): returns 1 when the caller must wake
  * it unless it runs a turn itself, 0 when not, -1 when the client is gone. */
 int up_response_post(up_conn_t *conn);
+
+/* The same, asking for the connection's socket too (up_conn_lent_hijack): the head staged for a
+ * partial hijack or a 101 goes out first and can no longer be rolled back. Returns what
+ * up_conn_lent_hijack does. */
+int up_response_hijack(up_conn_t *conn);
 
 /* A whole small response with a text/plain body: the engine's 4xx and the binding's 500. */
 void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close);

@@ -183,7 +183,7 @@ void up_server_any_replace_context(up_server_t *server, const up_transport_t *tr
 void up_server_stop(up_server_t *server);
 size_t up_server_num_conns(const up_server_t *server);
 /* Closes whatever is still open, busy or not: the graceful deadline has passed. Connections
- * lent to other threads are marked broken (their producers stop) and close when given back. */
+ * lent to other threads are LENT_BROKEN (their producers stop) and close when returned. */
 void up_server_close_all(up_server_t *server);
 
 /* The binding cannot take more requests now (every app thread busy): stop accepting, so the

@@ -70,6 +70,10 @@ typedef struct up_transport_t {
     void (*shutdown)(up_conn_t *conn);
     /* Releases the transport's state and closes the socket. */
     void (*close)(up_conn_t *conn);
+    /* Releases the transport's state and gives the socket up without closing it (a hijack,
+     * conn.h): returns the fd, now the caller's. NULL for a transport whose socket cannot be
+     * handed on alone (TLS: its session state would be lost). */
+    int (*detach)(up_conn_t *conn);
     /* The loop events to watch, given those the connection wants (see above). */
     unsigned (*events)(up_conn_t *conn, unsigned wanted);
     /* A listener's reference to a context of this transport, taken and dropped (server.h);

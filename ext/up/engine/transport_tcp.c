@@ -84,6 +84,11 @@ static void tcp_close(up_conn_t *conn)
     close(fd_of(conn));
 }
 
+static int tcp_detach(up_conn_t *conn)
+{
+    return fd_of(conn);
+}
+
 static unsigned tcp_events(up_conn_t *conn, unsigned wanted)
 {
     (void)conn;
@@ -128,6 +133,7 @@ const up_transport_t up_transport_tcp = {
     .handshaking = tcp_nothing_pending,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
+    .detach = tcp_detach,
     .events = tcp_events,
     .retain_context = tcp_no_context,
     .release_context = tcp_no_context,

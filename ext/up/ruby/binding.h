@@ -85,6 +85,10 @@ typedef struct up_rb_log_queue_t {
 /* One Up::Server: an engine server, its loop, the app and the threads that call it. */
 typedef struct up_rb_server_t {
     VALUE self;
+    /* The Ruby object's reference and one per Up::Client that points here (client.c), so that
+     * a client the app keeps, collected or marked after the server, finds valid memory: the
+     * server's GC free tears the engine down, the last release frees the struct. GVL. */
+    long refs;
     VALUE app;
     VALUE env_template; /* the constant pairs of every env: a frozen Array k, v, k, v... */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
@@ -161,6 +165,10 @@ typedef struct up_rb_server_t {
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
 extern VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
     up_rb_key_rack_early_hints, up_rb_key_rack_upgrade;
+extern VALUE up_rb_key_rack_hijack; /* hijack.c's per-request callable */
+
+void up_rb_server_retain(up_rb_server_t *srv);
+void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
 VALUE up_rb_env_template(up_rb_server_t *srv);
@@ -289,6 +297,21 @@ void up_rb_access_log_close(up_rb_server_t *srv);
 void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);
 up_rb_server_t *up_rb_server_get(VALUE self);
+
+/* ---- rack.hijack and the 101 + callable body (hijack.c) ---- */
+void up_rb_init_hijack(VALUE mUp);
+/* env["rack.hijack"] for the request conn holds, told its env once built; detach: the request
+ * is over (a later call raises). */
+VALUE up_rb_hijack_new(up_rb_server_t *srv, up_conn_t *conn);
+void up_rb_hijack_set_env(VALUE hijack, VALUE env);
+void up_rb_hijack_detach(VALUE hijack);
+/* After the app's call: if it took the socket (full hijack), or its response hands the
+ * connection to a callable (a partial hijack, or 101 with a callable body), does what is left
+ * (the head, the hand-over, the call), closes the body, sets the outs (*error_out only on an
+ * error) and returns 1; else 0 and the response is written as usual. */
+int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VALUE response,
+                         VALUE env, VALUE *status_out, VALUE *headers_out, VALUE *error_out);
+/* ---- end of hijack.c ---- */
 
 /* WebSocket and SSE clients (client.c). */
 void up_rb_init_client(VALUE mUp);

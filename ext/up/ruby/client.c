@@ -76,13 +76,21 @@ static void free_events(event_t *ev)
     }
 }
 
-/* Unmarked only once on_close ran or the server is gone, so no event can come any more. */
+static void unlink_client(up_rb_client_t *c);
+
+/* Unmarked only once on_close ran or the server is gone, so no event can come any more; or
+ * collected in the same sweep as its server, before it (then c->srv is still set, and valid:
+ * the client's reference). */
 static void client_free(void *p)
 {
     up_rb_client_t *c = p;
     free_events(c->events);
     if (c->conn != NULL)
         up_conn_release(c->conn);
+    if (c->srv != NULL) {
+        unlink_client(c);
+        up_rb_server_release(c->srv);
+    }
     xfree(c);
 }
 
@@ -137,6 +145,7 @@ void up_rb_clients_detach(up_rb_server_t *srv)
         if (c->conn != NULL)
             up_conn_release(c->conn);
         c->conn = NULL;
+        up_rb_server_release(srv);
         c->srv = NULL;
         c->closed = 1;
     }
@@ -260,15 +269,17 @@ static VALUE message_string(const up_upgrade_message_t *msg)
 static void finish(up_rb_client_t *c)
 {
     c->closed = 1;
+    if (c->conn != NULL) {
+        up_conn_release(c->conn);
+        c->conn = NULL;
+    }
     if (c->srv != NULL) {
         unlink_client(c);
         atomic_fetch_sub(c->protocol == UP_UPGRADE_WEBSOCKET ? &c->srv->websockets_open
                                                              : &c->srv->sse_open,
                          1);
-    }
-    if (c->conn != NULL) {
-        up_conn_release(c->conn);
-        c->conn = NULL;
+        up_rb_server_release(c->srv);
+        c->srv = NULL;
     }
 }
 
@@ -401,6 +412,7 @@ static VALUE new_client(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE h
     up_rb_client_t *c;
     VALUE self = TypedData_Make_Struct(cClient, up_rb_client_t, &client_type, c);
     c->srv = srv;
+    up_rb_server_retain(srv);
     c->self = self;
     c->env = env;
     c->handler = handler;

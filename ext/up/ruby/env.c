@@ -21,7 +21,7 @@ static VALUE key_request_method, key_script_name, key_path_info, key_query_strin
     key_rack_multithread, key_rack_multiprocess, key_rack_run_once, key_rack_hijack_p,
     key_http_host, key_https;
 VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
-    up_rb_key_rack_early_hints, up_rb_key_rack_upgrade;
+    up_rb_key_rack_early_hints, up_rb_key_rack_upgrade, up_rb_key_rack_hijack;
 static VALUE key_rack_upgrade_p, sym_websocket, sym_sse;
 
 static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost, str_https,
@@ -99,6 +99,7 @@ void up_rb_init_env(VALUE mUp)
     key_rack_multiprocess = frozen("rack.multiprocess");
     key_rack_run_once = frozen("rack.run_once");
     key_rack_hijack_p = frozen("rack.hijack?");
+    up_rb_key_rack_hijack = frozen("rack.hijack");
     up_rb_key_rack_early_hints = frozen("rack.early_hints");
     up_rb_key_rack_upgrade = frozen("rack.upgrade");
     key_rack_upgrade_p = frozen("rack.upgrade?");
@@ -140,7 +141,7 @@ VALUE up_rb_env_template(up_rb_server_t *srv)
         key_rack_multithread,  srv->num_threads > 1 ? Qtrue : Qfalse,
         key_rack_multiprocess, rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse,
         key_rack_run_once,     Qfalse,
-        key_rack_hijack_p,     Qfalse,
+        key_rack_hijack_p,     Qtrue, /* partial hijack (hijack.c) */
     };
     return rb_obj_freeze(rb_ary_new_from_values(sizeof(pairs) / sizeof(pairs[0]), pairs));
 }
@@ -300,6 +301,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     if (srv->early_hints)
         put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
     put(&p, up_rb_key_response_finished, rb_ary_new());
+    VALUE hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
+    put(&p, up_rb_key_rack_hijack, hijack);
     /* reference/websocket-pubsub.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
@@ -314,6 +317,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     VALUE env = rb_hash_new();
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
+    up_rb_hijack_set_env(hijack, env);
     if (underscored)
         add_underscored_headers(env, head);
     return env;

@@ -10,6 +10,7 @@ void Init_up_ext(void)
     up_rb_init_early_hints(mUp);
     up_rb_init_stream(mUp);
     up_rb_init_body(mUp);
+    up_rb_init_hijack(mUp); /* after body: it uses Up::ClientDisconnected */
     up_rb_init_request_handler(mUp);
     up_rb_init_turn();
     up_rb_init_server(mUp);

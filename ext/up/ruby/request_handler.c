@@ -92,6 +92,7 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
     }
     VALUE input = rb_hash_aref(c.env, up_rb_key_rack_input);
     VALUE hints = rb_hash_aref(c.env, up_rb_key_rack_early_hints);
+    VALUE hijack = rb_hash_aref(c.env, up_rb_key_rack_hijack);
 
     VALUE status = Qnil, headers = Qnil, error = Qnil;
     VALUE response = rb_protect(call_app, (VALUE)&c, &state);
@@ -103,6 +104,7 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
             up_rb_access_log_request(srv, conn, started_ns);
         up_rb_input_detach(input);
         up_rb_early_hints_detach(hints);
+        up_rb_hijack_detach(hijack);
         rb_jump_tag(state);
     }
     if (state != 0) {
@@ -110,6 +112,9 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         up_rb_report(srv, error, c.env);
         if (up_response_rollback(conn))
             up_response_send_simple(conn, 500, "Internal Server Error", 0);
+    } else if (up_rb_hijack_respond(srv, conn, hijack, response, c.env, &status, &headers,
+                                    &error)) {
+        /* hijacked: the socket is the app's (hijack.c) */
     } else if (up_rb_upgrade(srv, conn, c.env, response)) {
         status = RARRAY_AREF(response, 0);
         headers = RARRAY_AREF(response, 1);
@@ -122,7 +127,8 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         /* After the response is processed: handed to the loop, which writes it without this
          * thread (a slow client must not hold an app thread, nor what the callbacks release:
          * Rails returns its database connection here). */
-        if (up_rb_hand_over(srv, conn) != 0 && NIL_P(error))
+        if (up_conn_any_state(conn) != UP_CONN_HIJACKED && up_rb_hand_over(srv, conn) != 0 &&
+            NIL_P(error))
             error = rb_exc_new_cstr(rb_eIOError, "the client closed the connection");
         finished_t f = {srv, callbacks, c.env, status, headers, error};
         run_response_finished(&f);
@@ -131,6 +137,7 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         up_rb_access_log_request(srv, conn, started_ns);
     up_rb_input_detach(input);
     up_rb_early_hints_detach(hints);
+    up_rb_hijack_detach(hijack);
 }
 
 void up_rb_init_request_handler(VALUE mUp)

@@ -36,30 +36,50 @@ static void server_compact(void *p)
     srv->server_client = rb_gc_location(srv->server_client);
 }
 
+void up_rb_server_retain(up_rb_server_t *srv)
+{
+    srv->refs++;
+}
+
+/* The last reference: what the engine teardown left (locks a client may still take). */
+void up_rb_server_release(up_rb_server_t *srv)
+{
+    if (--srv->refs > 0)
+        return;
+    pthread_mutex_destroy(&srv->queue_lock);
+    pthread_cond_destroy(&srv->queue_cond);
+    pthread_cond_destroy(&srv->watchdog_cond);
+    pthread_mutex_destroy(&srv->loop_lock);
+    pthread_mutex_destroy(&srv->pin_lock);
+    pthread_mutex_destroy(&srv->access_log.lock);
+    pthread_mutex_destroy(&srv->log_queue.lock);
+    xfree(srv);
+}
+
+/* The Ruby object is collected: the engine goes now (no client can reach it: live_conn and
+ * end_sub check for that), the struct when its last client goes. */
 static void server_free(void *p)
 {
     up_rb_server_t *srv = p;
     up_rb_clients_detach(srv);
     if (srv->server != NULL)
         up_server_free(srv->server);
+    srv->server = NULL;
     /* Runs the close callbacks up_server_free left, the last of which frees the server. */
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
+    srv->loop = NULL;
     /* After the loop: its last references to connections went with it. */
     if (srv->pubsub != NULL)
         up_pubsub_free(srv->pubsub);
+    srv->pubsub = NULL;
     up_ws_compressors_free(srv->ws_settings.compressors);
-    pthread_mutex_destroy(&srv->queue_lock);
-    pthread_cond_destroy(&srv->queue_cond);
-    pthread_cond_destroy(&srv->watchdog_cond);
+    srv->ws_settings.compressors = NULL;
     if (srv->main_wake_fd >= 0)
         close(srv->main_wake_fd);
-    pthread_mutex_destroy(&srv->loop_lock);
-    pthread_mutex_destroy(&srv->pin_lock);
+    srv->main_wake_fd = -1;
     up_rb_access_log_close(srv);
-    pthread_mutex_destroy(&srv->access_log.lock);
-    pthread_mutex_destroy(&srv->log_queue.lock);
-    xfree(srv);
+    up_rb_server_release(srv);
 }
 
 static size_t server_size(const void *p)
@@ -79,6 +99,7 @@ static VALUE Server_alloc(VALUE klass)
     up_rb_server_t *srv;
     VALUE obj = TypedData_Make_Struct(klass, up_rb_server_t, &server_type, srv);
     srv->self = obj;
+    srv->refs = 1;
     srv->app = srv->env_template = srv->empty_input = srv->threads = srv->server_client = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);

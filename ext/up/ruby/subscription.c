@@ -23,6 +23,8 @@ static void sub_mark(void *p)
     up_rb_sub_t *sub = p;
     rb_gc_mark(sub->block);
     rb_gc_mark(sub->channel);
+    /* cancel reaches the client through it, however long the app keeps the subscription. */
+    rb_gc_mark(sub->client->self);
 }
 
 static size_t sub_size(const void *p)
@@ -145,6 +147,10 @@ static void end_sub(up_rb_server_t *srv, up_rb_sub_t *sub)
 {
     if (!sub->active || srv == NULL)
         return;
+    if (srv->pubsub == NULL) { /* the server was collected: its registry went with it */
+        sub->active = 0;
+        return;
+    }
     up_rb_client_t *c = sub->client;
     int last = 0;
     up_pubsub_any_unsubscribe(srv->pubsub, c->conn, RSTRING_PTR(sub->channel),

@@ -222,17 +222,23 @@ static void *give_back_nogvl(void *arg)
     return NULL;
 }
 
+/* A job is done: its thread is out of the app, and the watchdog sees progress. */
+static void leave_app(up_rb_server_t *srv, up_rb_app_thread_t *self)
+{
+    pthread_mutex_lock(&srv->queue_lock);
+    srv->in_app--;
+    self->in_app = 0;
+    pthread_mutex_unlock(&srv->queue_lock);
+    atomic_fetch_add(&srv->completed, 1);
+}
+
 /* Whatever happened in the app, the loop gets its connection back: from this thread at once
- * when no other runs the loop (the common case: no wake-up), else through the post list. */
+ * when no other runs the loop (the common case: no wake-up), else through the mail. */
 static VALUE hand_back(VALUE arg)
 {
     job_t *job = (job_t *)arg;
     up_rb_server_t *srv = job->srv;
-    pthread_mutex_lock(&srv->queue_lock);
-    srv->in_app--;
-    job->self->in_app = 0;
-    pthread_mutex_unlock(&srv->queue_lock);
-    atomic_fetch_add(&srv->completed, 1);
+    leave_app(srv, job->self);
     if (!up_rb_with_loop(srv, give_back_nogvl, job))
         up_conn_lent_return(job->conn);
     return Qnil;
@@ -260,12 +266,7 @@ static VALUE run_client_job(VALUE arg)
 static VALUE client_job_done(VALUE arg)
 {
     client_job_t *job = (client_job_t *)arg;
-    up_rb_server_t *srv = job->srv;
-    pthread_mutex_lock(&srv->queue_lock);
-    srv->in_app--;
-    job->self->in_app = 0;
-    pthread_mutex_unlock(&srv->queue_lock);
-    atomic_fetch_add(&srv->completed, 1);
+    leave_app(job->srv, job->self);
     return Qnil;
 }
 
@@ -501,7 +502,7 @@ static VALUE supervise(VALUE arg)
 }
 
 /* Waits for the threads until the stop's deadline; those still in the app then are killed
- * (their connections come back through the post list, see hand_back). */
+ * (their connections come back through the mail, see hand_back). */
 static VALUE join_threads(VALUE arg)
 {
     up_rb_server_t *srv = (up_rb_server_t *)arg;

@@ -77,7 +77,7 @@ void up_rb_log_flush(up_rb_server_t *srv)
 /* ---------------------------------------------------------------- turns */
 
 /* Begins the stop when asked, and tells when it is over: every connection closed, or the
- * deadline passed (then whatever is still open closes now; a lent exchange when given back). */
+ * deadline passed (then whatever is still open closes now; a lent exchange when returned). */
 static int stop_progress(up_rb_server_t *srv)
 {
     if (!atomic_load(&srv->stop_requested))

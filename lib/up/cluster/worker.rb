@@ -65,6 +65,7 @@ module Up
         @master_signals.close
         reopen_log if strays.include?("HUP")
         @close.each { |io| io.close unless io.closed? }
+        PubSub.after_fork
         PubSub.cluster_link = @pubsub_link && PubSub::WorkerLink.new(@pubsub_link, @log)
         Process.setproctitle(@title)
         control = Thread.new { control(signals) }
