@@ -278,6 +278,28 @@ class TestTLS < Minitest::Test
     last
   end
 
+  # The engine keeps the TLS session, so the socket alone is no use to an app: the env offers
+  # no hijack, and a response that hands the connection to a callable anyway gets a 500.
+  def test_no_hijack_over_tls
+    server = start_tls(lambda do |env|
+      case env["PATH_INFO"]
+      when "/env" then [200, {}, ["#{env["rack.hijack?"].inspect} #{env.key?("rack.hijack")}"]]
+      when "/partial" then [200, { "rack.hijack" => ->(io) { io.close } }, []]
+      else [101, { "upgrade" => "lines", "connection" => "upgrade" }, ->(io) { io.close }]
+      end
+    end)
+    ssl = ssl_socket
+    ssl.write("GET /env HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert_equal "false false", read_response(ssl).body
+    %w[/partial /101].each do |path|
+      ssl = ssl_socket
+      ssl.write("GET #{path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: lines\r\nConnection: upgrade\r\n\r\n")
+      assert_equal 500, read_response(ssl).status, path
+    end
+    # Reported before the 500 is written.
+    assert_equal 2, server.log_text.scan("cannot be hijacked (TLS").size, server.log_text
+  end
+
   class Echo
     def on_message(client, data)
       client.write(data)

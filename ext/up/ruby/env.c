@@ -273,13 +273,20 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     pairs_t p = {ALLOCV_N(VALUE, tmp, template_len + 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
     MEMCPY(p.v, RARRAY_CONST_PTR(srv->env_template), VALUE, template_len);
     p.n = template_len;
-    if (conn->transport->secure) {
-        /* The template is the plain one: its scheme changes in place, and HTTPS is added. */
+    /* A transport that cannot give its socket up (TLS: the session's state is the engine's)
+     * offers no hijack: rack.hijack? false and no rack.hijack (Rack 3.2 SPEC, "Hijacking"). */
+    int hijackable = conn->transport->detach != NULL;
+    if (conn->transport->secure || !hijackable) {
+        /* The template is the plain one: its scheme and rack.hijack? change in place, and
+         * HTTPS is added. */
         for (long i = 0; i < template_len; i += 2) {
-            if (p.v[i] == key_rack_url_scheme)
+            if (p.v[i] == key_rack_url_scheme && conn->transport->secure)
                 p.v[i + 1] = str_https;
+            else if (p.v[i] == key_rack_hijack_p && !hijackable)
+                p.v[i + 1] = Qfalse;
         }
-        put(&p, key_https, str_on);
+        if (conn->transport->secure)
+            put(&p, key_https, str_on);
     }
 
     put(&p, key_request_method, method_value(head->method));
@@ -301,8 +308,11 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     if (srv->early_hints)
         put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
     put(&p, up_rb_key_response_finished, rb_ary_new());
-    VALUE hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
-    put(&p, up_rb_key_rack_hijack, hijack);
+    VALUE hijack = Qnil;
+    if (hijackable) {
+        hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
+        put(&p, up_rb_key_rack_hijack, hijack);
+    }
     /* reference/websocket-pubsub.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
@@ -317,7 +327,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     VALUE env = rb_hash_new();
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
-    up_rb_hijack_set_env(hijack, env);
+    if (hijackable)
+        up_rb_hijack_set_env(hijack, env);
     if (underscored)
         add_underscored_headers(env, head);
     return env;
