@@ -371,6 +371,47 @@ static void test_unfinished_handshakes_time_out(void)
     teardown(&t);
 }
 
+/* A graceful stop while the server has not finished a client's handshake (TLS 1.3: the client
+ * is done once it sent its Finished, which the server has not read yet): the handshake is the
+ * start of a first request, as a partial head is, so the request after it is answered and then
+ * the connection closes; a client that sends none is closed after the head timeout, not
+ * keep-alive's. */
+static void test_a_stop_during_a_handshake_answers_the_request_after_it(void)
+{
+    for (int sends = 1; sends >= 0; sends--) {
+        up_server_config_t cfg;
+        up_server_config_defaults(&cfg);
+        cfg.head_timeout_ms = 300;
+        harness_t h;
+        start(&h, &cfg);
+        tls_setup_t t;
+        setup(&h, &t, NULL);
+        client_t c;
+        CHECK(client_open_tls(&h, &c, &t.listener, 0, NULL), "sends %d: handshake", sends);
+        CHECK(c.conn->transport->handshaking(c.conn),
+              "sends %d: the server has not read the client's Finished yet", sends);
+        up_server_stop(h.server);
+        uint64_t began = harness_now_ms();
+        if (sends) {
+            response_t res;
+            int answered = client_send_str(&h, &c, "GET / HTTP/1.1\r\n" HOST "\r\n") == 0 &&
+                           client_read_response(&h, &c, &res, 0, HARNESS_TIMEOUT_MS);
+            CHECK(answered, "the request after the handshake is answered");
+            if (answered) {
+                CHECK(res.status == 200 && res.close, "a 200 that closes: %d", res.status);
+                response_free(&res);
+            }
+        }
+        CHECK(client_wait_eof(&h, &c, HARNESS_TIMEOUT_MS) && harness_now_ms() - began < 2500,
+              "sends %d: then closed, within the head timeout", sends);
+        CHECK(harness_wait(&h, no_conns, &h, HARNESS_TIMEOUT_MS), "sends %d: no connection left",
+              sends);
+        client_close(&c);
+        harness_stop(&h);
+        teardown(&t);
+    }
+}
+
 /* ---------------------------------------------------------------- large bodies, small buffers */
 
 static int response_complete(client_t *c, void *arg)
@@ -918,6 +959,7 @@ int main(void)
     test_old_versions_and_foreign_protocols_are_refused();
     test_plain_http_on_a_tls_port_gets_a_400_or_a_close();
     test_unfinished_handshakes_time_out();
+    test_a_stop_during_a_handshake_answers_the_request_after_it();
     test_megabyte_bodies_through_a_small_send_buffer();
     test_handshake_flight_larger_than_the_send_buffer();
     test_key_update_during_a_download();
