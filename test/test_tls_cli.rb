@@ -137,8 +137,12 @@ class TestTLSCLI < Minitest::Test
     plain = TCPServer.open("127.0.0.1", 0) { |s| s.addr[1] }
     process = up("-s", "-c", cert.cert_file, "-k", cert.key_file, "-w", "2", "-b", "tcp://127.0.0.1:#{plain}")
     process.wait_for(/worker 1 booted/)
+    old = process.output.scan(/worker \d booted \(pid (\d+)\)/).flatten
+    assert_equal 2, old.size, process.output
     process.signal(:USR2)
     process.wait_for(/re-executing.*listening on .*https:\/\/127\.0\.0\.1:#{@port}.*worker 1 booted/m)
+    # Only the new image's workers are left to answer.
+    old.each { |pid| process.wait_for(/\(pid #{pid}\) stopped/) }
     assert_equal cert.cert.serial, served_serial
     assert_equal cert.cert.serial, served_serial(plain), "-s made every bind HTTPS"
   end
