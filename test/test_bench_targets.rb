@@ -63,6 +63,18 @@ class TestBenchTargets < Minitest::Test
     assert_includes lines("json_const", 2, rows), "- 0.89× nginx — nginx 1 worker: no target for json_const.ru with 2 workers"
   end
 
+  # Issue 22: a 1 KB and a 1 MB file against nginx's sendfile and the Ruby servers that serve
+  # files themselves; the 100 KB file has ratios without a target.
+  def test_static_files_are_held_against_nginx_and_agoo_and_iodine
+    rows = [up("up_default", 50_000), row("nginx_static", 52_000, runtime: :native, group: "nginx"),
+            row("agoo", 30_000), row("iodine", 40_000)]
+    out = lines("static_1k", 1, rows)
+    assert_includes out, "- 0.96× nginx serving the files — nginx_static 1 worker: issue 22: ≥ 0.9×, met"
+    assert_includes out, "- 1.25× the best of Agoo and Iodine serving the files — iodine 1 worker: issue 22: ≥ 1.5×, **missed**"
+    assert_includes lines("static_100k", 1, rows),
+                    "- 0.96× nginx serving the files — nginx_static 1 worker: no target for static_100k.ru with 1 worker"
+  end
+
   # Issue 19's 0.95× nginx on hello.ru with 1 worker supersedes issue 12's 0.85×.
   def test_hello_with_one_worker_needs_095_of_nginx
     out = lines("hello", 1, [up("up_default", 92_000), row("nginx", 100_000, runtime: :native)])

@@ -1,13 +1,15 @@
 # frozen_string_literal: true
 
-# examples/rails served by UP! the two ways users start a Rails app on a named server,
-# `rails s -u up` and `rackup -s up`, in production (a SECRET_KEY_BASE from the environment,
-# a database made by `rails db:prepare` in a temp dir): the scaffold's index page links its
-# stylesheet, which UP! serves too, and a post created through the form (CSRF token and
-# session cookie from the form page) is shown afterwards; and the index page's Action Cable
-# channel receives that new post over a WebSocket on UP!'s rack.hijack, as Rails' own client
-# in the page would (WSClient speaks the Action Cable protocol to /cable). The app's own bundle
-# (examples/rails/Gemfile) is installed by bin/setup --test.
+# examples/rails served by UP! the three ways users start a Rails app, `rails s -u up`,
+# `rackup -s up` and `up_ruby`, in production (a SECRET_KEY_BASE from the environment, a
+# database made by `rails db:prepare` in a temp dir): the scaffold's index page links its
+# fingerprinted stylesheet and script (public/assets, from `rails assets:precompile`), which
+# UP!'s engine answers without configuration and without calling Rails (the engine's
+# immutable cache-control and etag, ranges and 304s), and a post created through the form
+# (CSRF token and session cookie from the form page) is shown afterwards; and the index page's
+# Action Cable channel receives that new post over a WebSocket on UP!'s rack.hijack, as Rails'
+# own client in the page would (WSClient speaks the Action Cable protocol to /cable). The app's
+# own bundle (examples/rails/Gemfile) and its precompiled assets come from bin/setup --test.
 require_relative "helper"
 require_relative "support/cli_process"
 require_relative "support/ws_client"
@@ -22,7 +24,8 @@ class TestExampleRails < Minitest::Test
   include UpTestHelpers
 
   RAILS_DIR = File.expand_path("../examples/rails", __dir__)
-  STYLESHEET = "/stylesheets/application.css"
+  ASSET = %r{/assets/application-\h{8}\.(?:css|js)}
+  IMMUTABLE = "public, max-age=31536000, immutable"
 
   def setup
     @dir = Dir.mktmpdir("up-rails")
@@ -53,6 +56,13 @@ class TestExampleRails < Minitest::Test
 
   def test_rackup_dash_s_up_serves_the_scaffold
     @server = in_rails_dir("rackup", "-s", "up", "-p", "0", "-o", "127.0.0.1")
+    check_the_scaffold
+    @server.signal(:INT)
+    assert @server.wait.success?, @server.output
+  end
+
+  def test_up_ruby_serves_the_scaffold
+    @server = in_rails_dir("up_ruby", "-p", "0", "-b", "127.0.0.1", "-w", "1")
     check_the_scaffold
     @server.signal(:INT)
     assert @server.wait.success?, @server.output
@@ -126,16 +136,29 @@ class TestExampleRails < Minitest::Test
     assert_equal 200, index.status, index.body
     assert_includes index.body, "<h1>Posts</h1>"
     assert_includes index.body, "Post 1" # from db/seeds.rb
-    assert_includes index.body, %(<link rel="stylesheet" href="#{STYLESHEET}" />)
-    # Rails sends the stylesheet ahead as a 103 through env["rack.early_hints"].
+    stylesheet = index.body[%r{<link rel="stylesheet" href="(#{ASSET})" />}, 1] or flunk "no stylesheet link"
+    script = index.body[%r{<script src="(#{ASSET})" defer="defer"></script>}, 1] or flunk "no script tag"
+    # Rails sends both ahead as a 103 through env["rack.early_hints"].
     assert_equal [103], hints.map(&:status)
-    assert_includes hints.first["link"], "<#{STYLESHEET}>; rel=preload"
+    assert_includes hints.first["link"], "<#{stylesheet}>; rel=preload"
 
-    css, = request("GET", STYLESHEET)
-    assert_equal [200, "text/css"], [css.status, css["content-type"]]
-    assert_equal File.read(File.join(RAILS_DIR, "public", STYLESHEET)), css.body
-
+    check_asset(stylesheet, "text/css; charset=utf-8")
+    check_asset(script, "text/javascript; charset=utf-8")
     create_a_post_through_the_form
+  end
+
+  # A fingerprinted asset as the engine answers it: Rails adds no immutable cache-control and
+  # no etag of this form, so these say Rails was not called.
+  def check_asset(path, type)
+    file = File.join(RAILS_DIR, "public", path)
+    res, = request("GET", path)
+    assert_equal [200, type, IMMUTABLE], [res.status, res["content-type"], res["cache-control"]]
+    assert_equal File.binread(file), res.body
+    assert_match(/\A"\h+\.\h+-\h+"\z/, res["etag"])
+    not_modified, = request("GET", path, "If-None-Match" => res["etag"])
+    assert_equal 304, not_modified.status
+    part, = request("GET", path, "Range" => "bytes=0-9")
+    assert_equal [206, File.binread(file, 10)], [part.status, part.body]
   end
 
   def create_a_post_through_the_form

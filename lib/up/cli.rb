@@ -167,6 +167,27 @@ module Up
           options[:redis_url] = v
         end
         o.separator ""
+        o.separator "Static files (answered by the engine before the app; a miss goes to the app):"
+        o.on("--public DIR", "Serve DIR at / (default: ./public beside config.ru, or the Rails app's public/)") do |v|
+          options[:public] = v
+        end
+        o.on("--no-public", "Serve no public directory") { options[:public] = false }
+        o.on("--static /PREFIX=DIR[:DIR...]", "Serve the directories at /PREFIX, the first holding a file wins; again for more") do |v|
+          (options[:static] ||= []) << v
+        end
+        o.on("--static-only [DIR]", "No app, no config.ru: serve DIR (., or the --static-config root) and nothing else") do |v|
+          options[:static_only] = v || true
+        end
+        o.on("--static-config FILE", "A site config in the shape of static.json: root, clean_urls, error_page, headers,",
+             "redirects, https_only") do |v|
+          options[:static_config] = v
+        end
+        o.on("--static-dotfiles", "Serve files and directories whose name starts with a dot") { options[:static_dotfiles] = true }
+        o.on("--dir-listing", "An HTML index of a directory without index.html") { options[:dir_listing] = true }
+        o.on("--trusted-proxy ADDRESS", "A proxy (10.0.0.1, 10.0.0.0/8) whose X-Forwarded-Proto https_only believes; again for more") do |v|
+          (options[:trusted_proxy] ||= []) << v
+        end
+        o.separator ""
         o.on("-v", "--version", "Print the version") do
           @out.puts "UP! #{Up::VERSION}"
           @printed = true

@@ -43,13 +43,17 @@ module Up
     end
 
     def add_bind(spec, location)
-      (@values[:bind] ||= []) << spec
-      @names[:bind] = "#{where(location)}: bind"
+      add(:bind, spec, location, "bind")
+    end
+
+    # A setting that is a list: each directive adds to it.
+    def add(key, value, location, directive)
+      (@values[key] ||= []) << value
+      @names[key] = "#{where(location)}: #{directive}"
     end
 
     def add_tls_host(host, location)
-      (@values[:tls_hosts] ||= []) << host
-      @names[:tls_hosts] = "#{where(location)}: tls_host"
+      add(:tls_hosts, host, location, "tls_host")
     end
 
     def add_hook(name, block, location)
@@ -66,7 +70,7 @@ module Up
     # error naming that line. Plain Ruby (ENV, require, conditionals) works as anywhere.
     class DSL
       # Directives that are a setting under the same name, with one value.
-      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file tls_hosts]).freeze
+      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file static trusted_proxy tls_hosts]).freeze
 
       def initialize(file)
         @file = file
@@ -78,6 +82,18 @@ module Up
 
       def bind(spec)
         @file.add_bind(spec, caller_locations(1, 1).first)
+      end
+
+      # static "/assets=public/assets:vendor/assets", or static "/assets", "public/assets", ...;
+      # again for more.
+      def static(spec, *dirs)
+        spec = "#{spec}=#{dirs.join(":")}" unless dirs.empty?
+        @file.add(:static, spec, caller_locations(1, 1).first, "static")
+      end
+
+      # trusted_proxy "10.0.0.0/8"; again for more.
+      def trusted_proxy(spec)
+        @file.add(:trusted_proxy, spec, caller_locations(1, 1).first, "trusted_proxy")
       end
 
       # threads 5, or threads 1, 5 (Puma's minimum and maximum: UP! runs up to the maximum).

@@ -8,6 +8,7 @@ require_relative "binder"
 require_relative "single"
 require_relative "cluster"
 require_relative "start_error"
+require_relative "static_files"
 require_relative "tls_setup"
 
 module Up
@@ -49,6 +50,9 @@ module Up
       ENV["RACK_ENV"] = @options[:environment] if @options[:environment]
       ENV["RACK_ENV"] ||= "development"
       @log = open_log
+      # A static directory or site config that is not there is the user's to fix: said now,
+      # in one line, rather than by each worker that fails to boot over it.
+      StaticFiles.new(@options).to_h
       check_pid_file
       binds = parse_binds
       tls = TLSSetup.for(@options, binds, log: @log)
@@ -76,8 +80,13 @@ module Up
 
     private
 
+    # --static-only has no app: the engine answers every request but the rare ones it passes
+    # on (an upgrade), which get a 404.
     def app
-      @app || load_app
+      return @app if @app
+      return StaticFiles::NOT_FOUND_APP if @options[:static_only]
+
+      load_app
     end
 
     # Each connection is a file descriptor; the usual soft limit of 1024 would cap a server

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "etc"
+require "ipaddr"
 require_relative "bind"
 require_relative "pub_sub/redis/address"
 
@@ -43,8 +44,11 @@ module Up
     # type: :integer (min..max, max nil for none), :threads (an integer, or "MIN:MAX" of which
     # the maximum counts), :seconds (0 < s <= MAX_TIMEOUT), :seconds_or_never (the same, or 0
     # for never), :string (nil allowed only where the default is nil), :binds (a list of
-    # Up::Bind specs), :bind (one, with its port), :boolean, or :tls_hosts (a list of
-    # { host:, cert_file:, key_file:, ca_file: } Hashes, the config file's tls_host).
+    # Up::Bind specs), :bind (one, with its port), :boolean, :dir_or_false (a path, false for
+    # none, nil for the default), :dir_or_true (a path, or true for "the one the site config
+    # names"), :mounts (a list of "/PREFIX=DIR[:DIR...]"), :addresses (a list of IP addresses
+    # or ADDRESS/BITS networks) or :tls_hosts (a list of { host:, cert_file:, key_file:,
+    # ca_file: } Hashes, the config file's tls_host).
     # flag: how the CLI spells it.
     Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
 
@@ -87,6 +91,13 @@ module Up
       Setting.new(:sse_heartbeat,     :seconds_or_never, 15,       nil, nil,        "--sse-heartbeat"),
       Setting.new(:ws_max_pending,    :integer, 4 * 1024 * 1024,   1,   INT64_MAX,  "--ws-max-pending"),
       Setting.new(:ws_deflate,        :boolean, false,             nil, nil,        "--ws-deflate"),
+      Setting.new(:public,            :dir_or_false, nil,          nil, nil,        "--public"),
+      Setting.new(:static,            :mounts,  [].freeze,         nil, nil,        "--static"),
+      Setting.new(:static_only,       :dir_or_true, nil,           nil, nil,        "--static-only"),
+      Setting.new(:static_config,     :string,  nil,               nil, nil,        "--static-config"),
+      Setting.new(:static_dotfiles,   :boolean, false,             nil, nil,        "--static-dotfiles"),
+      Setting.new(:dir_listing,       :boolean, false,             nil, nil,        "--dir-listing"),
+      Setting.new(:trusted_proxy,     :addresses, [].freeze,       nil, nil,        "--trusted-proxy"),
       Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url")
     ].freeze
 
@@ -147,6 +158,10 @@ module Up
       when :string then string(setting, value)
       when :redis_url then value.nil? ? nil : redis_url(setting, value)
       when :boolean then boolean(setting, value)
+      when :dir_or_false then [false, "false"].include?(value) ? false : string(setting, value)
+      when :dir_or_true then [true, "true"].include?(value) ? true : string(setting, value)
+      when :mounts then mounts(setting, value)
+      when :addresses then addresses(setting, value)
       when :tls_hosts then tls_hosts(setting, value)
       end
     end
@@ -214,6 +229,37 @@ module Up
       value
     rescue Bind::Error => e
       fail!(setting, e.message)
+    end
+
+    # "/assets=public/assets:vendor/assets": a URL prefix of whole segments, then directories
+    # in the order they are looked in. Kept as given; Up::StaticFiles resolves the paths.
+    def mounts(setting, value)
+      list = value.is_a?(String) ? [value] : value
+      fail!(setting, "must be a list of /PREFIX=DIR[:DIR...], not #{value.inspect}") unless list.is_a?(Array)
+      list.each do |spec|
+        string(setting, spec)
+        prefix, dirs = spec.split("=", 2)
+        unless prefix.start_with?("/") && dirs && !dirs.split(":").reject(&:empty?).empty?
+          fail!(setting, "#{spec.inspect} is not /PREFIX=DIR[:DIR...]")
+        end
+        if prefix != "/" && (prefix.end_with?("/") || prefix.split("/").drop(1).any? { |seg| ["", ".", ".."].include?(seg) })
+          fail!(setting, "#{spec.inspect}: the prefix must be / or like /assets (no empty, . or .. segment, no trailing /)")
+        end
+      end
+      list.dup.freeze
+    end
+
+    # Proxies whose X-Forwarded-Proto is believed: 10.0.0.1, 10.0.0.0/8, ::1.
+    def addresses(setting, value)
+      list = value.is_a?(String) ? [value] : value
+      fail!(setting, "must be a list of addresses, not #{value.inspect}") unless list.is_a?(Array)
+      list.each do |spec|
+        string(setting, spec)
+        IPAddr.new(spec)
+      rescue IPAddr::Error
+        fail!(setting, "#{spec.inspect} is not an IP address or ADDRESS/BITS")
+      end
+      list.dup.freeze
     end
 
     # Parsed now, so that a mistyped URL stops the boot instead of retrying forever.

@@ -1,7 +1,9 @@
 # frozen_string_literal: true
 
 require "monitor"
-require_relative "pub_sub/redis"
+# Not on up_node, whose bundle compiles this file (Opal drops the branch): the engine speaks
+# to Redis through Ruby sockets and threads, which Opal on Node does not have.
+require_relative "pub_sub/redis" unless RUBY_ENGINE == "opal"
 
 module Up
   # Pub/sub (reference/websocket-pubsub.md, "PubSub" and "Engines"): where a publish goes, and

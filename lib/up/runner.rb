@@ -4,6 +4,7 @@ require "time"
 require_relative "control_server"
 require_relative "server"
 require_relative "signal_pipe"
+require_relative "static_files"
 
 module Up
   # What the two ways of running UP! share: Up::Single (one process) and Up::Cluster (a master
@@ -84,7 +85,14 @@ module Up
     # against one SO_REUSEPORT socket per worker, see README.
     def server_options(multiprocess:)
       @options.slice(*SERVER_OPTIONS).merge(multiprocess: multiprocess, errors: @log.io,
-                                            exclusive_accept: multiprocess)
+                                            exclusive_accept: multiprocess, static: static_files)
+    end
+
+    # The files the engine answers before the app (Up::StaticFiles), worked out once: after
+    # the app is loaded when it is loaded here (a Rails app names its public directory).
+    def static_files
+      @static_files = StaticFiles.new(@options).to_h unless defined?(@static_files)
+      @static_files
     end
 
     # A new Up::Server for app on the bound sockets, logging to our log.

@@ -70,8 +70,9 @@ class EnvBuilder {
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
     env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
-    // reference/websocket-pubsub.md: on every request; nil, as up_node takes no upgrade yet.
-    env.set('rack.upgrade?', this.nil);
+    // reference/websocket-pubsub.md: on every request; :websocket, :sse (a Symbol is a String
+    // in Opal) or nil, as upgrade.js found.
+    env.set('rack.upgrade?', exchange.upgrade === null ? this.nil : exchange.upgrade);
     this.addHeaders(env, req.rawHeaders);
     if (authority !== null) env.set('HTTP_HOST', authority);
     if (env.has('HTTP_TRANSFER_ENCODING')) env.set('CONTENT_LENGTH', String(body.length));

@@ -97,6 +97,10 @@ class Exchange {
     this.server = server;
     this.status = 200;
     this.headers = [];
+    // What the request may become (upgrade.js): 'websocket', 'sse' or null; and for a
+    // WebSocket, the bytes that came after its head (Node's 'upgrade' hands them over).
+    this.upgrade = null;
+    this.upgradeHead = null;
   }
 
   // The common response, [Integer status, Hash, plain Array of Strings] with no
@@ -107,6 +111,8 @@ class Exchange {
   sendCommon(status, hash, body, env) {
     if (typeof status !== 'number' || status % 1 !== 0 || status < 100 || status > 999) return false;
     if (hash == null || hash.$$is_hash !== true || !plainArray(body)) return false;
+    // An app that took the upgrade: Up::Node::Upgrader's.
+    if (this.upgrade !== null && env.has('rack.upgrade')) return false;
     const finished = env.get('rack.response_finished');
     if (!plainArray(finished) || finished.length !== 0) return false;
     const method = env.get('REQUEST_METHOD');
@@ -279,4 +285,4 @@ class Exchange {
   }
 }
 
-module.exports = { Exchange };
+module.exports = { Exchange, flatten, plain, bytes };

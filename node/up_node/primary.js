@@ -1,7 +1,10 @@
 'use strict';
 // The cluster primary (-w N, N > 1): forks N workers (main.js again, which serves through
-// worker.js) and supervises them. It loads no app and serves nothing; node:cluster shares the
-// listening sockets the workers ask for and spreads connections among them (round-robin).
+// worker.js) and supervises them. It serves nothing; node:cluster shares the listening sockets
+// the workers ask for and spreads connections among them (round-robin). It fans pub/sub
+// messages out to the workers (cluster_pubsub.js); with --preload (the default, as up_ruby's
+// master) it loads the app too, so that the pub/sub engines config.ru attaches live here and
+// hear of each channel once for the cluster.
 //
 //   a worker that dies after it served   is replaced at once
 //   a worker that dies before it served  (the app does not load, an address is taken) stops
@@ -16,12 +19,31 @@
 const cluster = require('node:cluster');
 const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('./log');
+const { Hub } = require('./cluster_pubsub');
+const { describeThrown } = require('./thrown');
 
 // Past the workers' own --shutdown-timeout, before they are killed.
 const KILL_GRACE_MS = 5000;
 
+// The pub/sub hub, with the app loaded when --preload asks for it (the workers load it
+// again: Node forks no copy). An app that cannot load stops the start here, as a worker would.
+function startHub(options, log) {
+  if (!options.preload) return new Hub(null, log);
+  try {
+    require(options.bundle);
+  } catch (error) {
+    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
+    process.exit(1);
+  }
+  const Opal = globalThis.Opal;
+  const hub = new Hub(Opal, log);
+  Opal.Up.PubSub['$cluster_link='](Opal.Up.Node.PubSubLink.$new(hub, true));
+  return hub;
+}
+
 function run(options) {
   const log = new Log(options.log_file);
+  const hub = startHub(options, log);
   const slots = [];
   let stopping = false;
   let status = 0;
@@ -50,6 +72,7 @@ function run(options) {
     const worker = cluster.fork({ UP_WORKER_INDEX: String(index) });
     worker.served = false;
     slots[index] = worker;
+    hub.attach(worker);
     worker.on('message', (message) => {
       if (!message.listening) return;
       worker.served = true;
@@ -64,6 +87,7 @@ function run(options) {
   };
 
   cluster.on('exit', (worker, code, signal) => {
+    hub.gone(worker);
     const index = slots.indexOf(worker);
     const how = signal ? `signal ${signal}` : `status ${code}`;
     if (stopping) {

@@ -17,6 +17,7 @@ const { Exchange } = require('./exchange');
 const { check } = require('./request_check');
 const { reason } = require('./reason');
 const { escapedThrow, describeThrown } = require('./thrown');
+const { websocketHandshake, acceptsEventStream, BadHandshake, WEBSOCKET, SSE } = require('./upgrade');
 
 function statusFor(error) {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 431;
@@ -41,10 +42,32 @@ function reject(res, status) {
   res.end(body, () => socket.end());
 }
 
+// A request Node handed over at 'upgrade' (it has Connection: upgrade and an Upgrade field)
+// keeps its socket to itself: Node's parser has let go of it. It is answered through a
+// ServerResponse of its own on that socket, which closes after it, unless it becomes a
+// WebSocket (websocket.js takes the socket then).
+function detachedResponse(req, socket) {
+  const res = new http.ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.on('finish', () => socket.end());
+  return res;
+}
+
+// A WebSocket handshake we refuse (upgrade.js), as up_ruby's engine answers it.
+function refuseHandshake(res, bad) {
+  const body = `${bad.reason}\n`;
+  const headers = bad.versionHeader ? ['sec-websocket-version', '13'] : [];
+  headers.push('content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body)));
+  res.writeHead(400, reason(400), headers);
+  res.end(body);
+}
+
 // options: the checked settings (snake_case, as Up::Options names them). handler: the Ruby
 // Up::Node::Handler. listener: { host, port, secure } for SERVER_NAME when a request has no
-// Host, and the scheme. tlsBind: a TLSBind (tls.js) for HTTPS, else null.
-function createServer(options, handler, log, listener, tlsBind) {
+// Host, and the scheme. upgrades: the process's Upgrades (upgrades.js), which WebSockets and
+// event streams join. tlsBind: a TLSBind (tls.js) for HTTPS, else null.
+function createServer(options, handler, log, listener, upgrades, tlsBind) {
   const headMs = options.head_timeout * 1000;
   const settings = {
     maxHeaderSize: options.max_head_size,
@@ -62,6 +85,7 @@ function createServer(options, handler, log, listener, tlsBind) {
   // One more than allowed, so that "too many" is visible (Node drops the rest silently).
   server.maxHeadersCount = options.max_headers + 1;
   server.stopping = false;
+  server.upgrades = upgrades;
 
   const tooLarge = (req) => {
     const length = Number(req.headers['content-length']);
@@ -86,7 +110,7 @@ function createServer(options, handler, log, listener, tlsBind) {
     const headers = req.headers;
     if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
       req.read(0);
-      return serve(req, res, '');
+      return serve(req, res, '', acceptsEventStream(req) ? SSE : null);
     }
     const chunks = [];
     let size = 0;
@@ -102,12 +126,15 @@ function createServer(options, handler, log, listener, tlsBind) {
     });
     req.on('end', () => {
       if (res.headersSent) return;
-      serve(req, res, size === 0 ? '' : Buffer.concat(chunks).toString('latin1'));
+      serve(req, res, size === 0 ? '' : Buffer.concat(chunks).toString('latin1'), acceptsEventStream(req) ? SSE : null);
     });
   };
 
-  const serve = (req, res, body) => {
+  // upgrade: what the request may become (upgrade.js); head: what followed a WebSocket's head.
+  const serve = (req, res, body, upgrade, head = null) => {
     const exchange = new Exchange(req, res, body, listener, server);
+    exchange.upgrade = upgrade;
+    exchange.upgradeHead = head;
     try {
       handler.$serve(exchange);
     } catch (error) {
@@ -119,7 +146,44 @@ function createServer(options, handler, log, listener, tlsBind) {
     }
   };
 
+  // A request with Connection: upgrade and an Upgrade field: a WebSocket handshake (a good
+  // one is served with rack.upgrade? :websocket, a bad one refused with a 400), or a plain
+  // request that names another protocol, served on its socket without keep-alive.
+  const onUpgrade = (req, socket, head) => {
+    const res = detachedResponse(req, socket);
+    const refused = check(req) || (req.rawHeaders.length / 2 > options.max_headers ? 431 : 0) || (tooLarge(req) ? 413 : 0);
+    if (refused) return reject(res, refused);
+    const handshake = websocketHandshake(req);
+    if (handshake instanceof BadHandshake) return refuseHandshake(res, handshake);
+    if (handshake === WEBSOCKET) return serve(req, res, '', WEBSOCKET, head);
+    readDetachedBody(req, res, head, (body) => serve(req, res, body, acceptsEventStream(req) ? SSE : null));
+  };
+
+  // The body of a plain request Node handed over at 'upgrade' (Node reads none then): its
+  // Content-Length bytes, from what came with the head and then from the socket. A chunked
+  // one is not decoded here: refused with a 400.
+  const readDetachedBody = (req, res, head, done) => {
+    if (req.headers['transfer-encoding'] !== undefined) return reject(res, 400);
+    const length = Number(req.headers['content-length'] || 0);
+    if (length === 0) return done('');
+    const socket = res.socket;
+    const chunks = [head];
+    let size = head.length;
+    const more = (chunk) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size < length) return;
+      socket.removeListener('data', more);
+      socket.pause();
+      done(Buffer.concat(chunks).subarray(0, length).toString('latin1'));
+    };
+    if (size >= length) return done(head.subarray(0, length).toString('latin1'));
+    socket.on('data', more);
+    socket.resume();
+  };
+
   server.on('request', onRequest);
+  server.on('upgrade', onUpgrade);
   // Expect: 100-continue (RFC 9110 §10.1.1): refuse a body that is too large before it is sent.
   server.on('checkContinue', (req, res) => {
     if (req.socket.upRefused) return;

@@ -14,13 +14,25 @@ const { createServer } = require('./server');
 const { TLSBind } = require('./tls');
 const { EnvBuilder } = require('./env');
 const { describeThrown } = require('./thrown');
+const { Upgrades } = require('./upgrades');
+const { WorkerLink } = require('./cluster_pubsub');
 
+// Returns [the Handler, the process's Upgrades].
 function loadHandler(options, log) {
   require(options.bundle);
-  const Node = globalThis.Opal.Up.Node;
+  const Opal = globalThis.Opal;
+  const Node = Opal.Up.Node;
+  // With --preload the primary loaded the app too (primary.js) and runs the engines it
+  // attached: the ones this worker's load attached are those, as a forked worker's are on
+  // up_ruby (lib/up/pub_sub.rb's after_fork), not engines of its own.
+  if (cluster.isWorker && options.preload) Opal.Up.PubSub.$after_fork();
   const errors = Node.ErrorStream.$new(log);
-  const env = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, errors);
-  return Node.Handler.$new(Node.$app(), env, log);
+  const env = new EnvBuilder(Opal, options.version, options.workers > 1, errors);
+  const upgrades = new Upgrades(Opal, options, log);
+  // lib/up/pub_sub.rb's view of this process: its server, and in a cluster its link.
+  Opal.Up.PubSub.$server_started(Node.PubSubServer.$new(upgrades.pubsub, log));
+  if (cluster.isWorker) Opal.Up.PubSub['$cluster_link='](Node.PubSubLink.$new(new WorkerLink(upgrades.pubsub), false));
+  return [Node.Handler.$new(Node.$app(), env, log), upgrades];
 }
 
 // "unix:///path", or SCHEME://host:port with an IPv6 host in brackets.
@@ -45,7 +57,7 @@ function bindError(bind, port, error) {
 
 // Listens on each bind in turn, so that port 0 is picked once and every other TCP address
 // gets the same port. Calls done(urls) or fail(message). tlsBinds collects the HTTPS binds.
-function listenAll(options, handler, log, tlsBinds, done, fail) {
+function listenAll(options, handler, upgrades, log, tlsBinds, done, fail) {
   const servers = [];
   const urls = [];
   let picked = 0;
@@ -64,7 +76,7 @@ function listenAll(options, handler, log, tlsBinds, done, fail) {
       return fail(error.message);
     }
     if (tlsBind) tlsBinds.push(tlsBind);
-    const server = createServer(options, handler, log, listener, tlsBind);
+    const server = createServer(options, handler, log, listener, upgrades, tlsBind);
     server.once('error', (error) => {
       // As up_ruby's binder: an address this host does not have ("localhost" naming ::1
       // where IPv6 is off) is skipped, as long as another one is bound.
@@ -93,8 +105,9 @@ function run(options) {
   const index = process.env.UP_WORKER_INDEX;
   const name = cluster.isWorker ? `worker ${index}` : 'up_node';
   let handler;
+  let upgrades;
   try {
-    handler = loadHandler(options, log);
+    [handler, upgrades] = loadHandler(options, log);
   } catch (error) {
     log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
     process.exit(1);
@@ -106,9 +119,9 @@ function run(options) {
     process.exit(1);
   };
   const tlsBinds = [];
-  listenAll(options, handler, log, tlsBinds, (servers, urls) => {
+  listenAll(options, handler, upgrades, log, tlsBinds, (servers, urls) => {
     process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
-    const stop = gracefulStop(servers, options, log, name);
+    const stop = gracefulStop(servers, upgrades, options, log, name);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     process.on('SIGQUIT', () => process.exit(0));
@@ -134,10 +147,11 @@ function run(options) {
   }, fail);
 }
 
-// Returns the INT/TERM handler: close the listeners, close idle connections, and exit 0 once
-// every connection is gone (responses sent while stopping carry `connection: close`); past
+// Returns the INT/TERM handler: close the listeners, close idle connections, say goodbye to
+// WebSockets and event streams (on_shutdown, then their close), and exit 0 once every
+// connection is gone (responses sent while stopping carry `connection: close`); past
 // --shutdown-timeout the remaining connections are cut.
-function gracefulStop(servers, options, log, name) {
+function gracefulStop(servers, upgrades, options, log, name) {
   let stopping = false;
   return () => {
     if (stopping) return;
@@ -154,7 +168,11 @@ function gracefulStop(servers, options, log, name) {
       server.close(closed);
       server.closeIdleConnections();
     }
-    setTimeout(() => servers.forEach((server) => server.closeAllConnections()), options.shutdown_timeout * 1000).unref();
+    upgrades.stop();
+    setTimeout(() => {
+      servers.forEach((server) => server.closeAllConnections());
+      upgrades.terminate();
+    }, options.shutdown_timeout * 1000).unref();
   };
 }
 

@@ -35,10 +35,11 @@ module Conformance
   end
 
   # Starts the runtime's command on a free loopback port with one worker (so a counter in the
-  # app sees every request) and waits for its "listening on" line. app: a file name in APPS.
-  def self.start(app, *args)
+  # app sees every request; args may ask for more) and waits for its "listening on" line.
+  # app: a file name in APPS; env: more variables for it.
+  def self.start(app, *args, env: {})
     CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", *args, File.join(APPS, app),
-                   command: [COMMAND], env: { "XDG_CACHE_HOME" => CACHE })
+                   command: [COMMAND], env: { "XDG_CACHE_HOME" => CACHE }.merge(env))
   end
 
   # Runs the runtime's command to its end; returns [Process::Status, output].
@@ -107,8 +108,8 @@ class ConformanceTest < Minitest::Test
   end
 
   # A server of this test's own, for options the shared one lacks; stopped in teardown.
-  def start_own_server(app, *args)
-    own = Conformance.start(app, *args)
+  def start_own_server(app, *args, env: {})
+    own = Conformance.start(app, *args, env: env)
     (@own_servers ||= []) << own
     @port = own.port
     own

@@ -18,7 +18,22 @@ module Conformance
       "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
         "up_node has no hijacking yet: rack.hijack? is false and there is no rack.hijack",
       "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
-        "up_node's env has no rack.hijack"
+        "up_node's env has no rack.hijack",
+      "TestConformanceWebSocket#test_write_refuses_text_that_is_not_utf8" =>
+        "up_node's String#force_encoding (opal/rack_compat/string.rb) turns bytes tagged UTF-8 into JS text, " \
+        "each invalid sequence a U+FFFD, as Rack's code on Opal needs text: the bad bytes are gone before " \
+        "write sees them, and the U+FFFD it gets is valid text, so it sends it",
+      "TestConformanceWebSocket#test_a_blocked_callback_holds_up_no_other_connection" =>
+        "one JS thread runs every callback and request of an up_node process, so a callback that blocks " \
+        "holds up every connection of its worker (up_ruby runs callbacks on its app threads)",
+      "TestConformanceWebSocketProtocol#test_lengths_not_in_their_minimal_form_close_with_1002" =>
+        "the npm ws package reads a frame whose length is not in its minimal form (RFC 6455 §5.2) as a good one",
+      "TestConformanceWebSocketProtocol#test_a_64_bit_length_with_its_top_bit_set_closes_with_1002" =>
+        "the npm ws package refuses a 64-bit length with its top bit set as too large (1009), " \
+        "not as malformed (1002)",
+      "TestConformanceWebSocketProtocol#test_invalid_utf8_fails_before_the_message_ends" =>
+        "the npm ws package checks the UTF-8 of a text message once the message is whole, so a message " \
+        "left open after an invalid fragment is not failed (1007 comes with its last fragment)"
     }
   }.freeze
 

@@ -1,6 +1,7 @@
 /* The cached Date header (date.c): the value for a second is RFC 9110 §5.6.7's IMF-fixdate, and
  * a thread copying it while the loop thread moves it on never sees a torn value (part of one
- * second and part of another). */
+ * second and part of another). HTTP-dates are parsed in all three of §5.6.7's forms, each case
+ * read whole and every prefix of it right before an unmapped page. */
 
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -108,9 +109,81 @@ static void test_copy_while_refreshed_is_never_torn(void)
     CHECK(strcmp(got, expected[NUM_SECONDS - 1]) == 0, "the last value stays: \"%s\"", got);
 }
 
+typedef struct parse_case_t {
+    const char *name;
+    const char *text;
+    int ok;
+    time_t t;
+} parse_case_t;
+
+/* "now" for the RFC 850 two-digit years: 2024-05-29. */
+#define PARSE_NOW ((time_t)1717000000)
+
+static const parse_case_t parse_cases[] = {
+    {"IMF-fixdate", "Sun, 06 Nov 1994 08:49:37 GMT", 1, 784111777},
+    {"RFC 850", "Sunday, 06-Nov-94 08:49:37 GMT", 1, 784111777},
+    {"asctime", "Sun Nov  6 08:49:37 1994", 1, 784111777},
+    {"asctime, two-digit day", "Wed Nov 16 08:49:37 1994", 1, 784975777},
+    {"epoch", "Thu, 01 Jan 1970 00:00:00 GMT", 1, 0},
+    {"leap day", "Tue, 29 Feb 2000 00:00:00 GMT", 1, 951782400},
+    {"leap second counts as :59", "Sat, 31 Dec 2016 23:59:60 GMT", 1, 1483228799},
+    {"RFC 850 year in this century", "Wednesday, 29-May-24 16:26:40 GMT", 1, 1717000000},
+    {"RFC 850 year over 50 years ahead is the last century", "Friday, 31-Dec-99 23:59:59 GMT", 1,
+     946684799},
+    {"the day name is not checked against the date", "Mon, 06 Nov 1994 08:49:37 GMT", 1, 784111777},
+    {"lower-case month", "Sun, 06 nov 1994 08:49:37 GMT", 0, 0},
+    {"no GMT", "Sun, 06 Nov 1994 08:49:37 UTC", 0, 0},
+    {"one-digit day", "Sun, 6 Nov 1994 08:49:37 GMT", 0, 0},
+    {"hour 24", "Sun, 06 Nov 1994 24:00:00 GMT", 0, 0},
+    {"minute 60", "Sun, 06 Nov 1994 08:60:00 GMT", 0, 0},
+    {"Feb 29 of a common year", "Tue, 29 Feb 2022 00:00:00 GMT", 0, 0},
+    {"Feb 29 of 1900", "Thu, 29 Feb 1900 00:00:00 GMT", 0, 0},
+    {"April 31", "Thu, 31 Apr 2024 00:00:00 GMT", 0, 0},
+    {"day 0", "Sun, 00 Nov 1994 08:49:37 GMT", 0, 0},
+    {"no comma", "Sun  06 Nov 1994 08:49:37 GMT", 0, 0},
+    {"spaces around", " Sun, 06 Nov 1994 08:49:37 GMT", 0, 0},
+    {"unknown day", "Sux, 06 Nov 1994 08:49:37 GMT", 0, 0},
+    {"RFC 850 short day name", "Sun, 06-Nov-94 08:49:37 GMT", 0, 0},
+    {"RFC 850 four-digit year", "Sunday, 06-Nov-1994 08:49:37 GMT", 0, 0},
+    {"asctime zero-padded day", "Sun Nov 06 08:49:37 1994", 1, 784111777},
+    {"asctime missing year digit", "Sun Nov  6 08:49:37 199", 0, 0},
+    {"a number", "784111777", 0, 0},
+    {"empty", "", 0, 0},
+};
+
+static void test_parses_http_dates(void)
+{
+    for (size_t i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
+        const parse_case_t *c = &parse_cases[i];
+        size_t len = strlen(c->text);
+        char *in = guarded_copy(c->text, len);
+        time_t t = -1;
+        int r = up_date_parse(in, len, PARSE_NOW, &t);
+        CHECK((r == 0) == c->ok, "%s: %s", c->name, r == 0 ? "parsed" : "refused");
+        if (r == 0 && c->ok)
+            CHECK(t == c->t, "%s: %lld, want %lld", c->name, (long long)t, (long long)c->t);
+        guarded_free(in, len);
+        for (size_t n = 0; n < len; n++) {
+            in = guarded_copy(c->text, n);
+            up_date_parse(in, n, PARSE_NOW, &t);
+            guarded_free(in, n);
+        }
+    }
+    char text[UP_DATE_LEN + 1];
+    up_date_format(784111777, text);
+    CHECK(strcmp(text, "Sun, 06 Nov 1994 08:49:37 GMT") == 0, "format: \"%s\"", text);
+    time_t t;
+    for (time_t s = 0; s < (time_t)4102444800; s += 86400 * 97 + 3607) {
+        up_date_format(s, text);
+        CHECK(up_date_parse(text, UP_DATE_LEN, PARSE_NOW, &t) == 0 && t == s,
+              "round trip of %lld: \"%s\"", (long long)s, text);
+    }
+}
+
 int main(void)
 {
     test_formats_imf_fixdate();
+    test_parses_http_dates();
     test_copy_while_refreshed_is_never_torn();
     return test_report("date");
 }

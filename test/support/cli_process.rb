@@ -15,7 +15,7 @@ class CLIProcess
     @reader, writer = IO.pipe
     @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir)
     writer.close
-    @output = +""
+    @output = +"".b # bytes: a log line may hold any text, and reads arrive cut anywhere
     wait_for(/listening on http:\/\/[^:]+:(\d+)/) { |m| @port = m[1].to_i } if wait
   end
 
@@ -84,7 +84,7 @@ class CLIProcess
   private
 
   def drain
-    @output << @reader.read.to_s
+    @output << @reader.read.to_s.b
     @reader.close
   end
 end

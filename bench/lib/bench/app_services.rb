@@ -10,9 +10,9 @@ require_relative "setup"
 
 module Bench
   # What the apps of a run need around them, made once before the first table and stopped
-  # after the last: a redis-server on a free loopback port holding foo = "bar" (json_api), and
+  # after the last: a redis-server on a free loopback port holding foo = "bar" (json_api),
   # examples/rails' production database, made by `rails db:prepare` from its migrations and
-  # seeds in a temporary directory (rails). Created by bench/run; owns the Redis process and
+  # seeds in a temporary directory (rails), and the files of the static tables. Created by bench/run; owns the Redis process and
   # the directory. #env_for(app) is what every server of that app's table gets in its
   # environment; #unavailable says why an app cannot run when its service could not be made;
   # #redis_get_calls counts the GETs Redis has served, for json_api's check of the servers.
@@ -37,6 +37,7 @@ module Bench
       @apps.each do |app|
         start_redis(app) if app.needs?(:redis)
         prepare_rails(app) if app.needs?(:rails)
+        write_static_files if app.needs?(:static_files)
       end
       self
     end
@@ -89,6 +90,14 @@ module Bench
     def set_foo(port)
       reply = RedisWire.command(port, "SET", "foo", "bar")
       raise IOError, "SET foo bar answered #{reply.inspect}" unless reply == "OK"
+    end
+
+    # The static tables' files (Apps::STATIC_FILES), written afresh each run.
+    def write_static_files
+      FileUtils.mkdir_p(Apps::STATIC_DIR)
+      Apps::STATIC_FILES.each do |name, size|
+        File.write(File.join(Apps::STATIC_DIR, name), Apps.static_bytes(size))
+      end
     end
 
     def prepare_rails(app)

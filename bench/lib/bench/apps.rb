@@ -15,8 +15,10 @@ module Bench
     # "broadcast", "idle"; nil: wrk measures it over HTTP). paths: {peer key => rackup file}
     # for a server that runs the same behaviour from its own file (Falcon, with
     # async-websocket's API). workers: the only worker counts it is measured with (nil: all).
+    # peer_args: {peer key => flags} a peer gets on this app (where its static directory is;
+    # agoo's replace the rackup file).
     App = Struct.new(:name, :path, :request_path, :expect, :only, :needs, :default, :up_args, :up_note,
-                     :ws, :paths, :workers, keyword_init: true) do
+                     :ws, :paths, :workers, :peer_args, keyword_init: true) do
       def serves?(peer)
         only.nil? || only.include?(peer.key) || only.include?(peer.group)
       end
@@ -34,6 +36,10 @@ module Bench
         paths&.fetch(peer.key, nil) || path
       end
 
+      def args_for(peer)
+        peer_args&.fetch(peer.key, nil)
+      end
+
       def measured_with?(workers_count)
         workers.nil? || workers.include?(workers_count)
       end
@@ -48,6 +54,21 @@ module Bench
     # Issue 20's WebSocket tables: UP! (default and one thread, as against iodine -t 1), up_node,
     # and the peers with WebSockets of their own; one worker, as the issue's targets are set.
     WS_PEERS = %w[up_default up_thread up_node iodine falcon node_ws].freeze
+
+    # Issue 22's static tables: bench/static/public, written before the first table (needs:
+    # :static_files), served by UP!'s engine (public/ beside bench/static/config.ru, no flag),
+    # nginx (sendfile on, no open_file_cache), agoo (-d DIR and no app: Bench::Peers says why)
+    # and iodine (-www).
+    # Text of a fixed pattern, so a wrong byte shows in the first check.
+    STATIC_DIR = File.expand_path("../../static/public", __dir__)
+    STATIC_FILES = { "1k.txt" => 1024, "100k.txt" => 100 * 1024, "1m.txt" => 1024 * 1024 }.freeze
+    STATIC_PEERS = %w[up_default nginx_static agoo iodine].freeze
+    STATIC_ARGS = { "agoo" => ["-d", STATIC_DIR], "iodine" => ["-www", STATIC_DIR] }.freeze
+
+    def self.static_bytes(size)
+      line = "#{("a".."z").to_a.join * 2}0123456789\n"
+      (line * ((size / line.bytesize) + 1)).byteslice(0, size)
+    end
 
     ALL = [
       App.new(name: "hello", path: "test/rackup/hello.ru", request_path: "/", needs: [], default: true,
@@ -80,6 +101,15 @@ module Bench
       App.new(name: "ws_broadcast", path: "test/rackup/ws_broadcast.ru", request_path: "/", needs: [],
               default: false, only: WS_PEERS, ws: "broadcast", workers: [1],
               paths: { "falcon" => "bench/config/falcon_ws_broadcast.ru" }),
+      App.new(name: "static_1k", path: "bench/static/config.ru", request_path: "/1k.txt",
+              needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,
+              expect: ->(body) { body == static_bytes(STATIC_FILES.fetch("1k.txt")) }),
+      App.new(name: "static_100k", path: "bench/static/config.ru", request_path: "/100k.txt",
+              needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,
+              expect: ->(body) { body == static_bytes(STATIC_FILES.fetch("100k.txt")) }),
+      App.new(name: "static_1m", path: "bench/static/config.ru", request_path: "/1m.txt",
+              needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,
+              expect: ->(body) { body == static_bytes(STATIC_FILES.fetch("1m.txt")) }),
       App.new(name: "ws_idle", path: "test/rackup/ws_echo.ru", request_path: "/", needs: [], default: false,
               only: WS_PEERS, ws: "idle", workers: [1], paths: { "falcon" => "bench/config/falcon_ws_echo.ru" })
     ].freeze

@@ -107,7 +107,7 @@ module Bench
              "up_thread, up_io_thread, up_threads, up_node, node_http, node_ws (node: all three), agoo, falcon,",
              "iodine, itsi,",
              "puma_thread, puma, unicorn,",
-             "nginx, h2o; puma is both puma rows)") { |v| @only = v }
+             "nginx, nginx_static, h2o; puma is both puma rows, nginx both nginx rows)") { |v| @only = v }
         o.on("--apps LIST", Array, "Apps (#{Apps.defaults.join(",")} unless given; also",
              "#{(APPS - Apps.defaults).join(",")}: see bench/README.md)") { |v| @apps = v }
         o.on("--workers LIST", Array, "Worker counts to run (#{@workers.join(",")}: one, then all cores)") do |v|

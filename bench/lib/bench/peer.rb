@@ -8,9 +8,10 @@ module Bench
   class Peer
     # What a command line gets to fill in: the port, the app's path, the worker count, a
     # private temporary directory for config files, when a scenario needs a server to hold
-    # more connections than its usual limit, how many (nil: the usual), and what the app asks
-    # UP! to be given (Bench::Apps, up_args; nil: nothing).
-    Context = Struct.new(:port, :app, :workers, :dir, :connections, :up_args, keyword_init: true)
+    # more connections than its usual limit, how many (nil: the usual), what the app asks
+    # UP! to be given (Bench::Apps, up_args; nil: nothing) and what it asks this peer to be
+    # given (Bench::Apps, peer_args; nil: nothing).
+    Context = Struct.new(:port, :app, :workers, :dir, :connections, :up_args, :args, keyword_init: true)
 
     # key: unique, usable with --only. group: --only name shared by several rows ("up", "puma").
     # name: what the table shows. gem: whose version to report (from bench/Gemfile.lock; for a

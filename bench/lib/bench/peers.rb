@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "etc"
+require_relative "apps"
 require_relative "peer"
 require_relative "up_defaults"
 
@@ -72,11 +73,14 @@ module Bench
       # agoo's CLI runs a .ru with its Ruby handler on one thread (thread_count 0); its C side
       # reads and writes sockets on threads of its own. It always binds -p on every address
       # (a -b bind is added to that, not used instead), so it is the one server not confined
-      # to 127.0.0.1; the load still goes to 127.0.0.1 only.
+      # to 127.0.0.1; the load still goes to 127.0.0.1 only. An app's args replace its rackup
+      # file: with one, agoo's Rack handler asks the app before its directory whatever -f says
+      # (it reads its own root_first default as the flag that turns it off), so the static
+      # tables run it on the directory alone, as `agoo -d DIR` serves files.
       Peer.new(key: "agoo", name: "agoo", gem: "agoo", runtime: :peer,
                note: "listens on 0.0.0.0 (its CLI cannot bind one address only)",
                mode: ->(w) { "#{workers(w)}, app on 1 Ruby thread + C I/O threads" }) do |c|
-        %W[bundle exec agoo -s -p #{c.port} -w #{c.workers} #{c.app}]
+        %W[bundle exec agoo -s -p #{c.port} -w #{c.workers}] + (c.args || [c.app])
       end,
       Peer.new(key: "falcon", name: "falcon", gem: "falcon", runtime: :peer,
                mode: ->(w) { "#{workers(w)} (forked), fibers" }) do |c|
@@ -85,7 +89,7 @@ module Bench
       end,
       Peer.new(key: "iodine", name: "iodine", gem: "iodine", runtime: :peer,
                mode: ->(w) { "#{workers(w)} × 1 thread" }) do |c|
-        %W[bundle exec iodine -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1 #{c.app}]
+        %W[bundle exec iodine -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1] + c.args.to_a + [c.app]
       end,
       Peer.new(key: "itsi", name: "itsi", gem: "itsi-server", runtime: :peer,
                note: "answers 503 once 30 requests wait for its Ruby thread (its default backlog)",
@@ -121,6 +125,16 @@ module Bench
         conf = write_config("nginx.conf.template", File.join(c.dir, "nginx.conf"),
                             user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port,
                             connections: c.connections || NGINX_CONNECTIONS, type: type, body: body)
+        %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
+      end,
+      # The static tables' reference: the same directory by sendfile, no open_file_cache.
+      Peer.new(key: "nginx_static", group: "nginx", name: "nginx", runtime: :native, apps: %w[static_1k static_100k],
+               gem: "nginx", note: "`sendfile on`, no `open_file_cache`",
+               mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
+        user = Process.uid.zero? ? "user root;" : ""
+        conf = write_config("nginx_static.conf.template", File.join(c.dir, "nginx.conf"),
+                            user: user, workers: nginx_workers(c.workers), dir: c.dir, port: c.port,
+                            connections: c.connections || NGINX_CONNECTIONS, root: Apps::STATIC_DIR)
         %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
       end,
       # The limit for up_node: a bare Node http hello world (the same body, a content-length).

@@ -139,7 +139,8 @@ module Bench
     # The row's server, not started yet: its port, command line and directory. nil when it
     # cannot run (the row then says why).
     def prepare(row)
-      if (reason = @setup.unavailable[row.peer.key] || @services.unavailable[row.app])
+      if (reason = @setup.unavailable[row.peer.key] || @setup.unavailable[row.peer.group] ||
+                   @services.unavailable[row.app])
         row.status = reason.start_with?("not installed") ? :not_installed : :failed
         row.reason = reason
         return nil
@@ -149,7 +150,7 @@ module Bench
       port = row.port = ServerProcess.free_port
       app = Apps.fetch(row.app)
       context = Peer::Context.new(port: port, app: app.path_for(row.peer), workers: row.workers, dir: dir,
-                                  up_args: app.up_args)
+                                  up_args: app.up_args, args: app.args_for(row.peer))
       argv = row.peer.command(context)
       row.command = argv.map do |a|
         row.peer.placeholders.reduce(a.to_s.sub(dir, "$TMP")) { |text, (path, name)| text.sub(path, name) }

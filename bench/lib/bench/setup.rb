@@ -84,11 +84,12 @@ module Bench
       end
     end
 
-    # The Debian commands this run uses: nginx and h2o are rows of their own.
+    # The Debian commands this run uses: nginx (both its rows: group nginx) and h2o are rows of
+    # their own.
     def needed_commands
       commands = []
       commands << "wrk" if @wrk && (@apps.empty? || @apps.any? { |app| !Apps.fetch(app).ws? })
-      commands.concat(%w[nginx h2o].select { |cmd| @peers.any? { |p| p.key == cmd } })
+      commands.concat(%w[nginx h2o].select { |cmd| @peers.any? { |p| p.group == cmd } })
       commands << "redis-server" if @apps.include?("json_api")
       commands
     end

@@ -87,6 +87,13 @@ module Bench
       Target.new(label: NAMED_LABEL, issue: 19, minimum: 1.3,
                  applies: ->(app, w, shape) { app == "hello" && w > 1 && shape == HEAVY_SHAPE },
                  pick: ->(rows) { best(rows, NAMED_PEERS) }),
+      # Issue 22 sets its file targets on a 1 KB and a 1 MB file (static_100k: ratios only).
+      Target.new(label: "nginx serving the files", issue: 22, minimum: 0.9,
+                 applies: ->(app, _w, shape) { %w[static_1k static_1m].include?(app) && shape == DEFAULT_SHAPE },
+                 pick: ->(rows) { row(rows, "nginx_static") }),
+      Target.new(label: "the best of Agoo and Iodine serving the files", issue: 22, minimum: 1.5,
+                 applies: ->(app, _w, shape) { %w[static_1k static_1m].include?(app) && shape == DEFAULT_SHAPE },
+                 pick: ->(rows) { best(rows, %w[agoo iodine]) }),
       Target.new(label: "Puma", issue: 13, minimum: 1.3,
                  applies: ->(app, _w, shape) { app == "rails" && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { best(rows, %w[puma puma_thread]) })

@@ -11,6 +11,7 @@
  * two refreshes later reads it while it is rewritten. */
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -30,5 +31,16 @@ void up_date_refresh(up_date_t *d);
 void up_date_refresh_at(up_date_t *d, time_t now);
 /* Copies the UP_DATE_LEN bytes of the current value to dst. Any thread; no lock, no syscall. */
 void up_date_copy(up_date_t *d, char *dst);
+
+/* ---- HTTP-dates as values (Last-Modified, If-Modified-Since: RFC 9110 §5.6.7) ------------ */
+
+/* Writes t as an IMF-fixdate (UP_DATE_LEN bytes) and a NUL into dst. Any thread. */
+void up_date_format(time_t t, char *dst);
+/* Parses an HTTP-date in any of its three forms (IMF-fixdate, the obsolete RFC 850 form, and
+ * asctime's), as RFC 9110 §5.6.7 asks recipients to: s[0..len), nothing around it. An RFC 850
+ * two-digit year more than 50 years after now is taken in the century before. Returns 0 with
+ * *out set, or -1 when s is not a valid HTTP-date (a day or time out of range included). Pure:
+ * any thread. */
+int up_date_parse(const char *s, size_t len, time_t now, time_t *out);
 
 #endif

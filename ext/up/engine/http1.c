@@ -4,6 +4,7 @@
 #include "conn.h"
 #include "response.h"
 #include "sse.h"
+#include "static_file.h"
 #include "websocket.h"
 
 /* ---------------------------------------------------------------- the exchange */
@@ -206,6 +207,16 @@ static int dispatch(up_conn_t *conn)
     }
     if (classify_upgrade(conn))
         return 0; /* a bad WebSocket handshake was refused */
+    if (server->static_files != NULL && conn->req->upgrade == UP_UPGRADE_NONE) {
+        /* A static file is answered here, on the loop thread, before the binding is asked;
+         * a miss goes on to the app. */
+        up_response_reset(conn);
+        if (up_static_loop_serve(server->static_files, conn)) {
+            if (server->handler.on_served != NULL)
+                server->handler.on_served(conn, server->handler.user);
+            return request_done(conn) ? 0 : 1;
+        }
+    }
     h1->state = UP_HTTP1_APP;
     up_conn_loop_set_timer(conn, UP_TIMER_NONE);
     /* Responses to earlier pipelined requests go out now, not after this one's app call. */

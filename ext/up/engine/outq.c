@@ -31,7 +31,8 @@ struct up_outq_seg_t {
         } shared;
         struct {
             int fd;
-            off_t offset; /* of byte 0 of the segment */
+            off_t offset;        /* of byte 0 of the segment */
+            up_shared_t *owner; /* NULL: the segment owns fd */
         } file;
     } u;
 };
@@ -101,7 +102,10 @@ static void free_seg(up_outq_seg_t *seg, up_buffer_pool_t *pool)
         up_shared_release(seg->u.shared.shared);
         break;
     case SEG_FILE:
-        close(seg->u.file.fd);
+        if (seg->u.file.owner != NULL)
+            up_shared_release(seg->u.file.owner);
+        else
+            close(seg->u.file.fd);
         break;
     }
     free(seg);
@@ -176,6 +180,21 @@ void up_outq_append_file(up_outq_t *q, int fd, off_t offset, uint64_t len)
     up_outq_seg_t *seg = new_ref_seg(SEG_FILE, len);
     seg->u.file.fd = fd;
     seg->u.file.offset = offset;
+    seg->u.file.owner = NULL;
+    link_seg(q, seg);
+    q->file_bytes += len;
+}
+
+void up_outq_append_file_ref(up_outq_t *q, up_shared_t *owner, int fd, off_t offset,
+                             uint64_t len)
+{
+    if (len == 0)
+        return;
+    up_outq_seg_t *seg = new_ref_seg(SEG_FILE, len);
+    seg->u.file.fd = fd;
+    seg->u.file.offset = offset;
+    seg->u.file.owner = owner;
+    up_shared_retain(owner);
     link_seg(q, seg);
     q->file_bytes += len;
 }

@@ -8,7 +8,8 @@
  *    bodies, frames);
  *  - shared slices: a reference to bytes someone else owns (a large body String, one encoded
  *    broadcast frame that thousands of connections send), released when written;
- *  - file ranges, sent from the kernel (sendfile), the fd owned by the queue.
+ *  - file ranges, sent from the kernel (sendfile), the fd owned by the queue or by a shared
+ *    owner it holds a reference to (a cached open file).
  *
  * A write takes what the transport accepts from the head and advances an offset: nothing is
  * ever moved, so a slow client costs no copying however large its backlog. A queue belongs to
@@ -71,6 +72,10 @@ void up_outq_append(up_outq_t *q, up_buffer_pool_t *pool, const void *data, size
 void up_outq_append_shared(up_outq_t *q, up_shared_t *shared, size_t offset, size_t len);
 /* len bytes of fd from offset; the queue owns fd from now on and closes it. */
 void up_outq_append_file(up_outq_t *q, int fd, off_t offset, uint64_t len);
+/* The same for an fd someone else owns and shares (an open-file cache's): the segment holds a
+ * reference to owner, released when written, and never closes fd. */
+void up_outq_append_file_ref(up_outq_t *q, up_shared_t *owner, int fd, off_t offset,
+                             uint64_t len);
 /* Moves everything of src to the end of dst; src is left empty. */
 void up_outq_splice(up_outq_t *dst, up_outq_t *src);
 

@@ -386,6 +386,24 @@ up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, 
     return UP_RESPONSE_OK;
 }
 
+up_response_error_t up_response_sendfile_ref(up_conn_t *conn, up_shared_t *owner, int fd,
+                                             off_t offset, uint64_t len)
+{
+    up_response_state_t *res = conn->res;
+    if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED)
+        return UP_RESPONSE_E_STATE;
+    if (res->framing == UP_FRAMING_NONE)
+        return UP_RESPONSE_OK;
+    if (res->framing == UP_FRAMING_LENGTH) {
+        if (len > res->body_left)
+            len = res->body_left;
+        res->body_left -= len;
+    }
+    up_outq_append_file_ref(&conn->_staged, owner, fd, offset, len);
+    res->body_bytes += len;
+    return UP_RESPONSE_OK;
+}
+
 up_response_error_t up_response_finish(up_conn_t *conn)
 {
     up_response_state_t *res = conn->res;

@@ -7,8 +7,9 @@
  * it is given, so no app can split a response, and it never writes more than a declared
  * content-length.
  *
- * Call order: start, add_header*, end_head, (write | write_shared | sendfile)*, finish. A 1xx
- * status (103 Early Hints) ends at end_head and a final response may start after it.
+ * Call order: start, add_header*, end_head, (write | write_shared | sendfile | sendfile_ref)*,
+ * finish. A 1xx status (103 Early Hints) ends at end_head and a final response may start after
+ * it.
  *
  * Everything is queued on conn->_staged by the thread that has the exchange; up_response_send
  * hands it to the loop to be written (otherwise it goes when the exchange is returned). */
@@ -46,6 +47,10 @@ up_response_error_t up_response_write_shared(up_conn_t *conn, up_shared_t *share
                                              size_t len);
 /* Queues len bytes of fd from offset; the writer owns fd from now on and closes it. */
 up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len);
+/* The same for an fd that owner keeps open (a cached file): a reference to owner is held until
+ * the bytes are written, and fd is never closed by the writer. */
+up_response_error_t up_response_sendfile_ref(up_conn_t *conn, up_shared_t *owner, int fd,
+                                             off_t offset, uint64_t len);
 /* Ends the body (last chunk); a body shorter than its content-length closes the connection. */
 up_response_error_t up_response_finish(up_conn_t *conn);
 

@@ -98,6 +98,9 @@ typedef struct up_server_handler_t {
      * that cannot be written). Loop thread. */
     void (*on_log)(const char *message, void *user);
     void *user;
+    /* A request the engine answered itself (a static file), its response staged in conn->res:
+     * for an access log and counters. Loop thread; optional (NULL). */
+    void (*on_served)(up_conn_t *conn, void *user);
 } up_server_handler_t;
 
 /* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks, so
@@ -116,10 +119,16 @@ typedef struct up_listener_t {
     struct up_listener_t *next;
 } up_listener_t;
 
+struct up_static_t;
+
 struct up_server_t {
     up_loop_t *loop;
     up_server_config_t config;
     up_server_handler_t handler;
+    /* The static file handler that answers before the binding is asked (static_file.h), NULL
+     * for none. Set by the binding before the server runs; the binding frees it after the
+     * server. */
+    struct up_static_t *static_files;
     up_buffer_pool_t pool;
     up_date_t date;
     up_listener_t *listeners;

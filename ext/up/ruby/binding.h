@@ -90,7 +90,7 @@ typedef struct up_rb_server_t {
      * server's GC free tears the engine down, the last release frees the struct. GVL. */
     long refs;
     VALUE app;
-    VALUE env_template; /* the constant pairs of every env: a frozen Array k, v, k, v... */
+    VALUE env_template; /* the constant pairs of every env: a frozen Hash, copied per request */
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
@@ -140,6 +140,10 @@ typedef struct up_rb_server_t {
     up_rb_app_thread_t *app_threads; /* num_threads of them while running */
     /* Requests finished, for the watchdog (watchdog.c). */
     _Atomic unsigned long completed;
+    /* The engine's static file handler (static.c), NULL for none, and the requests it answered
+     * (apart from completed: they are no sign of app threads making progress). */
+    struct up_static_t *static_files;
+    _Atomic unsigned long static_served;
     pthread_t watchdog;
     pthread_cond_t watchdog_cond;
     int watchdog_running;
@@ -293,6 +297,11 @@ void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t sta
 void up_rb_access_log_flush(up_rb_server_t *srv, int force);
 void up_rb_access_log_reopen(up_rb_server_t *srv);
 void up_rb_access_log_close(up_rb_server_t *srv);
+
+/* The engine's static file handler from Server.new's static: Hash (static.c); raises
+ * ArgumentError. on_served is the engine's callback for the requests it answers. */
+struct up_static_t *up_rb_static_new(VALUE config);
+void up_rb_on_served(up_conn_t *conn, void *user);
 
 void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);

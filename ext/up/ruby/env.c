@@ -143,7 +143,10 @@ VALUE up_rb_env_template(up_rb_server_t *srv)
         key_rack_run_once,     Qfalse,
         key_rack_hijack_p,     Qtrue, /* partial hijack (hijack.c) */
     };
-    return rb_obj_freeze(rb_ary_new_from_values(sizeof(pairs) / sizeof(pairs[0]), pairs));
+    /* A Hash, copied per request: a copy keeps the keys' hashes, a fresh insert computes them. */
+    VALUE template = rb_hash_new();
+    rb_hash_bulk_insert(sizeof(pairs) / sizeof(pairs[0]), pairs, template);
+    return rb_obj_freeze(template);
 }
 
 static VALUE slice_str(up_slice_t s)
@@ -261,32 +264,24 @@ static void put_server_name(pairs_t *p, up_conn_t *conn)
         port.len > 0 ? slice_str(port) : conn->transport->secure ? str_port443 : str_port80);
 }
 
-/* Pairs besides the template's and the headers'. */
-#define REQUEST_PAIRS 18
+/* Pairs besides the template's and the headers': 16, and 3 over TLS (rack.url_scheme, HTTPS,
+ * rack.hijack?). */
+#define REQUEST_PAIRS 19
 
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
     const up_request_t *req = conn->req;
     const up_http1_request_t *head = &req->head;
-    long template_len = RARRAY_LEN(srv->env_template);
     VALUE tmp;
-    pairs_t p = {ALLOCV_N(VALUE, tmp, template_len + 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
-    MEMCPY(p.v, RARRAY_CONST_PTR(srv->env_template), VALUE, template_len);
-    p.n = template_len;
+    pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
     /* A transport that cannot give its socket up (TLS: the session's state is the engine's)
      * offers no hijack: rack.hijack? false and no rack.hijack (Rack 3.2 SPEC, "Hijacking"). */
     int hijackable = conn->transport->detach != NULL;
-    if (conn->transport->secure || !hijackable) {
-        /* The template is the plain one: its scheme and rack.hijack? change in place, and
-         * HTTPS is added. */
-        for (long i = 0; i < template_len; i += 2) {
-            if (p.v[i] == key_rack_url_scheme && conn->transport->secure)
-                p.v[i + 1] = str_https;
-            else if (p.v[i] == key_rack_hijack_p && !hijackable)
-                p.v[i + 1] = Qfalse;
-        }
-        if (conn->transport->secure)
-            put(&p, key_https, str_on);
+    if (!hijackable)
+        put(&p, key_rack_hijack_p, Qfalse); /* over the template's (a later pair wins) */
+    if (conn->transport->secure) {
+        put(&p, key_rack_url_scheme, str_https);
+        put(&p, key_https, str_on);
     }
 
     put(&p, key_request_method, method_value(head->method));
@@ -324,7 +319,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
         put(&p, key_http_host, slice_str(head->host));
     }
 
-    VALUE env = rb_hash_new();
+    VALUE env = rb_hash_dup(srv->env_template);
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
     if (hijackable)

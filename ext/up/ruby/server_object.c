@@ -10,6 +10,7 @@
 #include <time.h>
 #include <ruby/version.h>
 #include "client.h"
+#include "static_file.h"
 #include "tls.h"
 
 static VALUE cServer, eListenError;
@@ -69,6 +70,8 @@ static void server_free(void *p)
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
     srv->loop = NULL;
+    up_static_free(srv->static_files); /* after the server: nothing asks it any more */
+    srv->static_files = NULL;
     /* After the loop: its last references to connections went with it. */
     if (srv->pubsub != NULL)
         up_pubsub_free(srv->pubsub);
@@ -254,8 +257,14 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     srv->main_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (srv->main_wake_fd < 0)
         rb_sys_fail("creating an eventfd");
-    up_server_handler_t handler = {on_request, up_rb_on_log, srv};
+    /* static: files the engine answers before the app (static.c), built before the server
+     * so that a bad value raises with nothing to undo but the loop. */
+    VALUE static_config = opt(options, "static");
+    if (!NIL_P(static_config))
+        srv->static_files = up_rb_static_new(static_config);
+    up_server_handler_t handler = {on_request, up_rb_on_log, srv, up_rb_on_served};
     srv->server = up_server_new(srv->loop, cfg, &handler);
+    srv->server->static_files = srv->static_files;
     up_pubsub_callbacks_t pubsub_callbacks = up_rb_pubsub_callbacks;
     pubsub_callbacks.data = srv;
     srv->pubsub = up_pubsub_new(srv->server, opt_u64(options, "ws_max_pending", 4 << 20),
@@ -392,7 +401,8 @@ void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms)
  *   in the app (watchdog.c), websockets and event_streams: open now, messages_in: WebSocket
  *   messages received, messages_out: messages written (client writes and pub/sub
  *   deliveries), subscriptions: now, published: messages fanned out here,
- *   slow_subscribers_closed: subscribers closed for falling --ws-max-pending behind }. Any
+ *   slow_subscribers_closed: subscribers closed for falling --ws-max-pending behind,
+ *   static_files: requests the engine answered from files (counted in requests too) }. Any
  *   thread. */
 static VALUE Server_stats(VALUE self)
 {
@@ -404,7 +414,9 @@ static VALUE Server_stats(VALUE self)
     unsigned long sittings = srv->sittings;
     pthread_mutex_unlock(&srv->queue_lock);
     VALUE h = rb_hash_new();
-    rb_hash_aset(h, ID2SYM(rb_intern("requests")), ULONG2NUM(atomic_load(&srv->completed)));
+    rb_hash_aset(h, ID2SYM(rb_intern("requests")),
+                 ULONG2NUM(atomic_load(&srv->completed) + atomic_load(&srv->static_served)));
+    rb_hash_aset(h, ID2SYM(rb_intern("static_files")), ULONG2NUM(atomic_load(&srv->static_served)));
     rb_hash_aset(h, ID2SYM(rb_intern("connections")), SIZET2NUM(up_server_num_conns(srv->server)));
     rb_hash_aset(h, ID2SYM(rb_intern("backlog")), INT2NUM(backlog));
     rb_hash_aset(h, ID2SYM(rb_intern("busy")), INT2NUM(busy));

@@ -24,6 +24,9 @@ module Up
       ROOT = File.expand_path("../../..", __dir__)
       # First on the load path, so shims named like stdlib files (uri.rb) shadow Opal's stubs.
       OPAL_DIR = File.join(ROOT, "opal")
+      # Next: UP!'s Ruby that runs on both runtimes as it is (lib/up/pub_sub.rb), found here
+      # even when the gem is not among the app's.
+      LIB_DIR = File.join(ROOT, "lib")
       # Loaded before config.ru: Opal's runtime; File, IO and ENV on Node (its Dir needs the
       # glob package Opal ships: Launcher#node_env); the Rack shims (opal/rack_compat.rb),
       # which must run before any Rack file; our glue.
@@ -88,7 +91,7 @@ module Up
         require_relative "roda_plugins"
         # The app's directory last: Opal resolves config.ru's require_relative against the
         # name it was compiled under, and finds only files on its load path.
-        @paths = [OPAL_DIR, *Opal.paths, *@load_paths, File.dirname(@rackup)]
+        @paths = [OPAL_DIR, LIB_DIR, *Opal.paths, *@load_paths, File.dirname(@rackup)]
         builder = compile_app
         plugins = RodaPlugins.new(@paths).requires(builder.processed.map(&:abs_path).compact)
         plugins.empty? ? builder : compile_app(plugins)

@@ -5,6 +5,11 @@ require "up/node/handler"
 require "up/node/input"
 require "up/node/fast_inspect"
 require "up/node/error_stream"
+require "up/node/process"
+require "up/node/monitor"
+require "up/pub_sub"
+require "up/node/pub_sub_server"
+require "up/node/pub_sub_link"
 
 module Up
   # The Ruby half of up_node, compiled by Opal into the bundle before the app's config.ru

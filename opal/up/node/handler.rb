@@ -2,11 +2,13 @@
 # backtick_javascript: true
 
 require "up/node/responder"
+require "up/node/upgrader"
 
 module Up
   module Node
     # Serves one request at a time for one process: builds the env (node/up_node/env.js),
-    # calls the app and sends what it returns (Up::Node::Responder). node/up_node/worker.js
+    # calls the app and sends what it returns (Up::Node::Responder), or takes the upgrade it
+    # accepted (Up::Node::Upgrader). node/up_node/worker.js
     # creates one with the app; node/up_node/server.js calls #serve with an Exchange
     # (exchange.js) once a request's body has arrived. Whatever the app or its body raises
     # becomes a 500 and a log entry with the backtrace; nothing is raised into Node.
@@ -24,6 +26,8 @@ module Up
         status, headers, body = direct_lambda? ? `#{@app}(#{env})` : @app.call(env)
         # Most responses: [Integer, Hash, Array of Strings], checked and sent by JS at once.
         return if `#{exchange}.sendCommon(#{status}, #{headers}, #{body}, #{env})`
+        # A request that may become a WebSocket or an event stream, and an app that took it.
+        return if `#{exchange}.upgrade !== null` && Upgrader.new(exchange, env, @log).accept(status, headers, body)
 
         Responder.new(exchange, env).respond(status, headers, body)
       rescue ::Exception => e # JS errors too: Opal rescues them as Exception

@@ -9,8 +9,10 @@ Rails.application.configure do
   config.consider_all_requests_local = false
   config.action_controller.perform_caching = true
 
-  # public/ (the stylesheet, the error pages) is served by the app: Rails 7.2's default, said
-  # here because the tests fetch the stylesheet through UP!.
+  # public/ (the error pages, and public/assets: the stylesheet and script after
+  # `rails assets:precompile`) is answered by UP!'s engine before Rails is called, without any
+  # setting. Rails' own file server stays on for servers that do not (Puma in bench/run's rails
+  # table); with UP! it never sees those requests.
   config.public_file_server.enabled = true
   config.force_ssl = false
 
