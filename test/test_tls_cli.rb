@@ -6,6 +6,7 @@
 # tls_host certificates by SNI from the config file; and certificates reloaded from disk on
 # HUP and by `upctl reload-certs`, in one process and in a cluster, while a connection made
 # before goes on. The clients are curl and Ruby's OpenSSL, verifying against the tests' CA.
+require "json"
 require "open3"
 require "tmpdir"
 require_relative "helper"
@@ -145,6 +146,32 @@ class TestTLSCLI < Minitest::Test
     old.each { |pid| process.wait_for(/\(pid #{pid}\) stopped/) }
     assert_equal cert.cert.serial, served_serial
     assert_equal cert.cert.serial, served_serial(plain), "-s made every bind HTTPS"
+  end
+
+  # The engine's static files over TLS: a 1 MB file whole (through the TLS transport, not
+  # sendfile), and static.json's https_only, which redirects the plain bind of the same server
+  # and serves its ssl:// bind.
+  def test_static_files_over_https_and_https_only
+    cert = CA.issue("localhost")
+    Dir.mktmpdir do |dir|
+      FileUtils.mkdir_p(File.join(dir, "public"))
+      data = Random.bytes(1_048_576 + 7)
+      File.binwrite(File.join(dir, "public", "big.bin"), data)
+      File.write(File.join(dir, "static.json"), JSON.generate("root" => File.join(dir, "public"), "https_only" => true))
+      plain = TCPServer.open("127.0.0.1", 0) { |s| s.addr[1] }
+      process = CLIProcess.new("-w", "1", "-b", "tcp://127.0.0.1:#{plain}",
+                               "-b", "ssl://127.0.0.1:0?cert=#{cert.cert_file}&key=#{cert.key_file}",
+                               "--static-only", "--static-config", File.join(dir, "static.json"), wait: false)
+      (@processes ||= []) << process
+      @port = process.wait_for(HTTPS_LINE)[1].to_i
+      moved = get("/big.bin", port: plain)
+      assert_equal [301, "https://localhost/big.bin"], [moved.status, moved["location"]]
+      out, err, status = Open3.capture3("curl", "-sS", "--max-time", "10", "--cacert", CA.ca_file,
+                                        "https://localhost:#{@port}/big.bin", binmode: true)
+      assert status.success?, err
+      assert_equal data.bytesize, out.bytesize
+      assert out == data, "the file's bytes"
+    end
   end
 
   def test_tls_host_certificates_from_the_config_file
