@@ -11,6 +11,7 @@ require "tmpdir"
 require_relative "helper"
 require_relative "support/test_certificates"
 require_relative "support/up_node_process"
+require_relative "support/ws_client"
 
 class TestUpNodeTLS < Minitest::Test
   include UpTestHelpers
@@ -74,6 +75,41 @@ class TestUpNodeTLS < Minitest::Test
     assert status.success?, err
     assert_equal "part 0\npart 1\npart 2\nuuu|#{"u" * (1_048_576 - 3)}|1048576|ASCII-8BIT", out
     assert_includes err, "Re-using existing connection"
+  end
+
+  # WebSockets (Node's ws on the https server) and an event stream, over TLS.
+  def test_a_websocket_and_an_event_stream_over_tls
+    start_https(File.join(CLIProcess::ROOT, "test/rackup/ws_echo.ru"))
+    ws = WSClient.open(@port, tls: CA.client_context)
+    ws.text("hello over TLS")
+    assert_equal "hello over TLS", ws.read_message.payload
+    big = Random.bytes(300_000)
+    ws.binary(big)
+    assert_equal big, ws.read_message.payload
+    ws.close(1000)
+    assert_equal 1000, ws.read_message.close_code
+  ensure
+    ws&.close_socket
+  end
+
+  def test_an_event_stream_over_tls
+    Dir.mktmpdir do |dir|
+      app = File.join(dir, "ticks.ru")
+      File.write(app, <<~RUBY)
+        class Ticker
+          def on_open(client)
+            3.times { |i| client.write("tick \#{i}", id: i) }
+            client.close
+          end
+        end
+        run ->(env) { env["rack.upgrade"] = Ticker.new; [200, {}, []] }
+      RUBY
+      start_https(app)
+      out, err, status = Open3.capture3("curl", "-sS", "-N", "--max-time", "10", "--cacert", CA.ca_file,
+                                        "-H", "Accept: text/event-stream", "https://localhost:#{@port}/events")
+      assert status.success?, err
+      assert_equal "id: 0\ndata: tick 0\n\nid: 1\ndata: tick 1\n\nid: 2\ndata: tick 2\n\n", out
+    end
   end
 
   def test_versions_alpn_and_plain_http
