@@ -9,14 +9,11 @@
 # Neither page logs an error. The same channel without a browser: test_example_rails.rb.
 require_relative "helper"
 require_relative "support/browser"
-require_relative "support/cli_process"
-require "bundler"
-require "securerandom"
-require "tmpdir"
-require "fileutils"
+require_relative "support/rails_example"
 
 class TestBrowserRails < Minitest::Test
-  RAILS_DIR = File.expand_path("../examples/rails", __dir__)
+  include RailsExample
+
   LIVE = "[...document.querySelectorAll('#live-posts li')].map((li) => li.textContent)"
 
   def time_limit_seconds
@@ -24,18 +21,8 @@ class TestBrowserRails < Minitest::Test
   end
 
   def setup
-    @dir = Dir.mktmpdir("up-rails-browser")
-    @env = {
-      "BUNDLE_GEMFILE" => File.join(RAILS_DIR, "Gemfile"),
-      "RAILS_ENV" => "production",
-      "RACK_ENV" => "production",
-      "SECRET_KEY_BASE" => SecureRandom.hex(64),
-      "DATABASE_URL" => "sqlite3:#{File.join(@dir, "production.sqlite3")}"
-    }
-    prepare = in_rails_dir("rails", "db:prepare", wait: false)
-    assert prepare.wait(timeout: 45).success?, "rails db:prepare failed:\n#{prepare.output}"
-    @server = in_rails_dir("rails", "s", "-u", "up", "-p", "0", "-b", "127.0.0.1",
-                           "-P", File.join(@dir, "server.pid"))
+    setup_rails
+    @server = rails_s_up
     @url = "http://127.0.0.1:#{@server.port}"
     @browser = Browser.open
   end
@@ -43,7 +30,7 @@ class TestBrowserRails < Minitest::Test
   def teardown
     @browser&.close
     @server&.stop
-    FileUtils.rm_rf(@dir)
+    teardown_rails
   end
 
   def test_a_post_created_in_one_page_appears_live_in_another
@@ -73,12 +60,5 @@ class TestBrowserRails < Minitest::Test
 
     sleep 0.1
     retry
-  end
-
-  # `bundle exec COMMAND` in examples/rails with its own Gemfile (see test_example_rails.rb).
-  def in_rails_dir(*command, wait: true)
-    Bundler.with_original_env do
-      CLIProcess.new("exec", *command, command: ["bundle"], env: @env, chdir: RAILS_DIR, wait: wait)
-    end
   end
 end

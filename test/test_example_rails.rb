@@ -11,44 +11,30 @@
 # own client in the page would (WSClient speaks the Action Cable protocol to /cable). The app's
 # own bundle (examples/rails/Gemfile) and its precompiled assets come from bin/setup --test.
 require_relative "helper"
-require_relative "support/cli_process"
+require_relative "support/rails_example"
 require_relative "support/ws_client"
-require "bundler"
 require "json"
-require "securerandom"
-require "tmpdir"
-require "fileutils"
 require "uri"
 
 class TestExampleRails < Minitest::Test
   include UpTestHelpers
+  include RailsExample
 
-  RAILS_DIR = File.expand_path("../examples/rails", __dir__)
   ASSET = %r{/assets/application-\h{8}\.(?:css|js)}
   IMMUTABLE = "public, max-age=31536000, immutable"
 
   def setup
-    @dir = Dir.mktmpdir("up-rails")
-    @env = {
-      "BUNDLE_GEMFILE" => File.join(RAILS_DIR, "Gemfile"),
-      "RAILS_ENV" => "production",
-      "RACK_ENV" => "production",
-      "SECRET_KEY_BASE" => SecureRandom.hex(64),
-      "DATABASE_URL" => "sqlite3:#{File.join(@dir, "production.sqlite3")}"
-    }
-    prepare = in_rails_dir("rails", "db:prepare", wait: false)
-    assert prepare.wait(timeout: 45).success?, "rails db:prepare failed:\n#{prepare.output}"
+    setup_rails
   end
 
   def teardown
     super
     @server&.stop
-    FileUtils.rm_rf(@dir)
+    teardown_rails
   end
 
   def test_rails_s_dash_u_up_serves_the_scaffold
-    @server = in_rails_dir("rails", "s", "-u", "up", "-p", "0", "-b", "127.0.0.1",
-                           "-P", File.join(@dir, "server.pid"))
+    @server = rails_s_up
     check_the_scaffold
     @server.signal(:INT)
     assert @server.wait.success?, @server.output
@@ -69,8 +55,7 @@ class TestExampleRails < Minitest::Test
   end
 
   def test_action_cable_channel_receives_a_new_post
-    @server = in_rails_dir("rails", "s", "-u", "up", "-p", "0", "-b", "127.0.0.1",
-                           "-P", File.join(@dir, "server.pid"))
+    @server = rails_s_up
     @port = @server.port
     index, = request("GET", "/posts")
     assert_includes index.body, %(import { createConsumer } from "/actioncable.esm.js")
@@ -182,14 +167,6 @@ class TestExampleRails < Minitest::Test
     assert_includes shown.body, "Post was successfully created."
     assert_includes shown.body, "Sent to UP!"
     assert_includes request("GET", "/posts").first.body, "Through the scaffold&#39;s form."
-  end
-
-  # `bundle exec COMMAND` in examples/rails, with its Gemfile and none of the test's own
-  # bundle (Bundler.with_original_env drops what `bundle exec rake` set, RUBYOPT included).
-  def in_rails_dir(*command, wait: true)
-    Bundler.with_original_env do
-      CLIProcess.new("exec", *command, command: ["bundle"], env: @env, chdir: RAILS_DIR, wait: wait)
-    end
   end
 
   # One request on a new connection: the final response, and the 1xx ones before it.
