@@ -88,7 +88,7 @@ class TestConformanceRackEnv < ConformanceTest
     keys = %w[CONTENT_LENGTH CONTENT_TYPE GATEWAY_INTERFACE HTTP_CONNECTION HTTP_HOST PATH_INFO QUERY_STRING REMOTE_ADDR
               REQUEST_METHOD REQUEST_PATH REQUEST_URI SCRIPT_NAME SERVER_NAME SERVER_PORT SERVER_PROTOCOL SERVER_SOFTWARE
               rack.early_hints rack.errors rack.hijack rack.hijack? rack.input rack.multiprocess rack.multithread
-              rack.response_finished rack.run_once rack.upgrade? rack.url_scheme rack.version]
+              rack.response_finished rack.run_once rack.upgrade? rack.url_scheme rack.version sendfile.type]
     assert_equal keys, JSON.parse(res.body)["keys"]
   end
 

@@ -110,6 +110,18 @@ static void make_validators(up_file_rep_t *rep, up_coding_t coding)
     up_date_format(rep->mtime, rep->last_modified);
 }
 
+static void fill_rep(up_file_rep_t *rep, int fd, const struct stat *st, up_coding_t coding)
+{
+    rep->fd = fd;
+    rep->size = (uint64_t)st->st_size;
+    rep->mtime = st->st_mtim.tv_sec;
+    rep->_dev = st->st_dev;
+    rep->_ino = st->st_ino;
+    rep->_mtim = st->st_mtim;
+    rep->_ctim = st->st_ctim;
+    make_validators(rep, coding);
+}
+
 /* Reads all of a small file; 0, or -1 when it could not (then it is sent from its fd). */
 static int read_all(int fd, char *dst, size_t size)
 {
@@ -145,14 +157,32 @@ static up_file_rep_t *new_rep(up_file_cache_t *c, int fd, const struct stat *st,
         c->fds++;
     }
     up_shared_init(&rep->shared, in_memory ? bytes : NULL, in_memory ? size : 0, rep_dispose);
-    rep->fd = fd;
-    rep->size = size;
-    rep->mtime = st->st_mtim.tv_sec;
-    rep->_dev = st->st_dev;
-    rep->_ino = st->st_ino;
-    rep->_mtim = st->st_mtim;
-    rep->_ctim = st->st_ctim;
-    make_validators(rep, coding);
+    fill_rep(rep, fd, st, coding);
+    return rep;
+}
+
+up_file_rep_t *up_file_rep_open(const char *path)
+{
+    /* O_NONBLOCK: a FIFO named here must not block the open; on a regular file it changes
+     * nothing. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    int err = 0;
+    if (fstat(fd, &st) != 0)
+        err = errno;
+    else if (!S_ISREG(st.st_mode))
+        err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    if (err != 0) {
+        close(fd);
+        errno = err;
+        return NULL;
+    }
+    up_file_rep_t *rep = up_malloc(sizeof(*rep));
+    memset(rep, 0, sizeof(*rep));
+    up_shared_init(&rep->shared, NULL, 0, rep_dispose);
+    fill_rep(rep, fd, &st, UP_CODING_IDENTITY);
     return rep;
 }
 

@@ -69,6 +69,13 @@ typedef struct up_file_rep_t {
     struct timespec _mtim, _ctim;
 } up_file_rep_t;
 
+/* A rep for the regular file at path, outside any cache and any root: the file an app named
+ * (file_response.h), opened and fstat-ed once, its validators made as the cache makes them, its
+ * fd held (never read into memory) until the last reference is released. Returns NULL with
+ * errno set: open's and fstat's, EISDIR for a directory, EINVAL for another kind of file. Any
+ * thread. */
+up_file_rep_t *up_file_rep_open(const char *path);
+
 typedef enum up_file_kind_t { UP_FILE_REGULAR, UP_FILE_DIRECTORY } up_file_kind_t;
 
 typedef struct up_file_entry_t up_file_entry_t;

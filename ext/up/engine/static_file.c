@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "content_coding.h"
+#include "file_response.h"
 #include "path_glob.h"
 #include "memory.h"
 #include "precondition.h"
@@ -19,9 +20,6 @@
 #include "token.h"
 #include "utf8.h"
 
-/* Bodies up to this size are copied into the output queue with the head (one writev, no
- * allocation); larger ones held in memory are queued by reference. */
-#define COPY_MAX (8 * 1024)
 /* Room after a decoded path for what lookups append: "/index.html", ".html", a NUL. */
 #define PATH_EXTRA 16
 /* One year, the longest max-age RFC 9111 §5.2.2.1 advises; "immutable" is RFC 8246. */
@@ -521,91 +519,20 @@ static void content_fields(request_t *r, up_slice_t type, up_coding_t coding)
     }
 }
 
-/* Queues rep's bytes [offset, offset + len). */
-static void body_part(up_conn_t *conn, up_file_rep_t *rep, uint64_t offset, uint64_t len)
-{
-    if (rep->shared.base == NULL)
-        up_response_sendfile_ref(conn, &rep->shared, rep->fd, (off_t)offset, len);
-    else if (len <= COPY_MAX)
-        up_response_write(conn, rep->shared.base + offset, (size_t)len);
-    else
-        up_response_write_shared(conn, &rep->shared, (size_t)offset, (size_t)len);
-}
-
-static char *put_u64(char *p, uint64_t v)
-{
-    char buf[24];
-    int n = 0;
-    do {
-        buf[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = buf[--n];
-    return p;
-}
-
-/* "bytes FIRST-LAST/SIZE" into buf; returns its length. */
-static size_t content_range(char *buf, const up_range_t *range, uint64_t size)
-{
-    char *p = buf;
-    memcpy(p, "bytes ", 6);
-    p = put_u64(p + 6, range->first);
-    *p++ = '-';
-    p = put_u64(p, range->last);
-    *p++ = '/';
-    p = put_u64(p, size);
-    return (size_t)(p - buf);
-}
-
-/* One part's head of a multipart/byteranges body (RFC 9110 §14.6); returns its length. */
-static size_t part_head(char *buf, const char *boundary, up_slice_t type, const up_range_t *range,
-                        uint64_t size)
-{
-    char *p = buf;
-    p += sprintf(p, "\r\n--%s\r\ncontent-type: ", boundary);
-    memcpy(p, type.base, type.len);
-    p += type.len;
-    memcpy(p, "\r\ncontent-range: ", 17);
-    p += 17;
-    p += content_range(p, range, size);
-    memcpy(p, "\r\n\r\n", 4);
-    return (size_t)(p + 4 - buf);
-}
-
 static void send_multipart(request_t *r, const up_file_entry_t *e, up_file_rep_t *rep,
                            up_slice_t type, const up_range_set_t *set)
 {
     up_conn_t *conn = r->conn;
-    char boundary[40];
-    uint64_t mix = ++r->st->boundaries * 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < rep->etag_len; i++)
-        mix = (mix ^ (unsigned char)rep->etag[i]) * 1099511628211ull;
-    snprintf(boundary, sizeof(boundary), "up-%016llx", (unsigned long long)mix);
-    char head[UP_MIME_MAX_TYPE + 160];
-    uint64_t total = 0;
-    for (int i = 0; i < set->count; i++) {
-        total += part_head(head, boundary, type, &set->ranges[i], rep->size);
-        total += set->ranges[i].last - set->ranges[i].first + 1;
-    }
-    char tail[64];
-    int tail_len = snprintf(tail, sizeof(tail), "\r\n--%s--\r\n", boundary);
-    total += (uint64_t)tail_len;
-
+    char boundary[UP_FILE_BOUNDARY_LEN + 1];
+    up_file_boundary(boundary, ++r->st->boundaries, rep->etag, rep->etag_len);
     up_response_start(conn, 206);
     char ct[96];
     int ct_len = snprintf(ct, sizeof(ct), "multipart/byteranges; boundary=%s", boundary);
     HDR(conn, "content-type", ct, (size_t)ct_len);
     HDR_LIT(conn, "accept-ranges", "bytes");
     validator_fields(r, e, rep);
-    up_response_end_head(conn, (int64_t)total);
-    for (int i = 0; i < set->count; i++) {
-        const up_range_t *range = &set->ranges[i];
-        size_t n = part_head(head, boundary, type, range, rep->size);
-        up_response_write(conn, head, n);
-        body_part(conn, rep, range->first, range->last - range->first + 1);
-    }
-    up_response_write(conn, tail, (size_t)tail_len);
+    up_response_end_head(conn, (int64_t)up_file_multipart_length(boundary, type, set, rep->size));
+    up_file_multipart_write(conn, rep, boundary, type, set);
     up_response_finish(conn);
 }
 
@@ -657,14 +584,14 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
         if (ranged == UP_RANGE_SATISFIABLE) {
             const up_range_t *range = &set.ranges[0];
             char value[80];
-            size_t n = content_range(value, range, rep->size);
+            size_t n = up_file_content_range(value, range, rep->size);
             up_response_start(conn, 206);
             content_fields(r, type, coding);
             HDR(conn, "content-range", value, n);
             validator_fields(r, e, rep);
             uint64_t len = range->last - range->first + 1;
             up_response_end_head(conn, (int64_t)len);
-            body_part(conn, rep, range->first, len);
+            up_file_write_part(conn, rep, range->first, len);
             up_response_finish(conn);
             return;
         }
@@ -674,7 +601,7 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
     if (status == 200)
         validator_fields(r, e, rep);
     up_response_end_head(conn, (int64_t)rep->size);
-    body_part(conn, rep, 0, rep->size);
+    up_file_write_part(conn, rep, 0, rep->size);
     up_response_finish(conn);
 }
 

@@ -7,12 +7,22 @@
 #include <fcntl.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "binding.h"
+#include "file_response.h"
 
 static ID id_each, id_call, id_close, id_to_path, id_to_ary;
 static VALUE eClientDisconnected, eInvalidResponse;
+/* Response field names the binding looks up (Rack 3 names are lower case). */
+static VALUE key_x_sendfile, key_content_type, key_etag, key_last_modified, key_content_encoding;
+
+static VALUE frozen(const char *s)
+{
+    VALUE str = rb_obj_freeze(rb_str_new_cstr(s));
+    rb_gc_register_mark_object(str);
+    return str;
+}
 
 /* ---------------------------------------------------------------- sending */
 
@@ -53,6 +63,7 @@ int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
 typedef struct header_ctx_t {
     up_conn_t *conn;
     const char *const *skip; /* lower-case names not to send, NULL-terminated; NULL for none */
+    const up_file_response_t *file; /* a file response: the fields it keeps; NULL for none */
     VALUE message;
 } header_ctx_t;
 
@@ -117,6 +128,9 @@ static int header_i(VALUE name, VALUE value, VALUE arg)
         return ST_CONTINUE; /* messages to the server, never sent */
     if (NIL_P(value) || skipped(ctx->skip, name))
         return ST_CONTINUE;
+    if (ctx->file != NULL &&
+        !up_file_response_keeps(ctx->file, RSTRING_PTR(name), (size_t)RSTRING_LEN(name)))
+        return ST_CONTINUE;
     if (RB_TYPE_P(value, T_ARRAY)) {
         for (long i = 0; i < RARRAY_LEN(value); i++) {
             if (add_value(ctx, name, RARRAY_AREF(value, i)) != 0)
@@ -132,10 +146,8 @@ int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message)
     return up_rb_add_headers_except(conn, headers, NULL, message);
 }
 
-int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
-                             VALUE *message)
+static int add_headers(header_ctx_t ctx, VALUE headers, VALUE *message)
 {
-    header_ctx_t ctx = {conn, skip, Qnil};
     if (!RB_TYPE_P(headers, T_HASH)) {
         *message = rb_sprintf("response headers are a %" PRIsVALUE ", not a Hash",
                               rb_obj_class(headers));
@@ -146,6 +158,13 @@ int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *
         return 0;
     *message = ctx.message;
     return -1;
+}
+
+int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
+                             VALUE *message)
+{
+    header_ctx_t ctx = {conn, skip, NULL, Qnil};
+    return add_headers(ctx, headers, message);
 }
 
 /* ---------------------------------------------------------------- body */
@@ -236,24 +255,6 @@ static VALUE body_parts(VALUE body)
     return parts;
 }
 
-/* Returns 1 when the file was queued, 0 to fall back to each. */
-static int send_file(up_conn_t *conn, VALUE path)
-{
-    if (!RB_TYPE_P(path, T_STRING))
-        return 0;
-    int fd = open(StringValueCStr(path), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return 0;
-    }
-    up_response_end_head(conn, (int64_t)st.st_size);
-    up_response_sendfile(conn, fd, 0, (uint64_t)st.st_size);
-    return 1;
-}
-
 static VALUE run_stream(VALUE arg)
 {
     walk_t *w = (walk_t *)arg;
@@ -284,8 +285,6 @@ static void send_body(walk_t *w)
         send_parts(w, parts);
         return;
     }
-    if (rb_respond_to(body, id_to_path) && send_file(conn, rb_funcall(body, id_to_path, 0)))
-        return;
     if (rb_respond_to(body, id_each)) {
         up_response_end_head(conn, -1);
         rb_block_call(body, id_each, 0, NULL, each_part, (VALUE)w);
@@ -325,7 +324,84 @@ static void parse_status(VALUE status, int *code)
 typedef struct write_t {
     walk_t walk;
     VALUE response, status, headers;
+    up_file_response_t file; /* a file the engine sends; released after the response */
 } write_t;
+
+/* ---------------------------------------------------------------- files (file_response.h) */
+
+/* The file a response leaves to the engine: the path in its x-sendfile field (*from_field set),
+ * or its body's to_path when the body is no Array of parts; nil for none, and for a status that
+ * has no body. */
+static VALUE file_path(write_t *wr, int code, int *from_field)
+{
+    VALUE path = RB_TYPE_P(wr->headers, T_HASH) ? rb_hash_lookup2(wr->headers, key_x_sendfile, Qnil)
+                                                : Qnil;
+    *from_field = !NIL_P(path);
+    if (code == 204 || code == 304)
+        return Qnil;
+    if (*from_field)
+        return path;
+    VALUE body = wr->walk.body;
+    if (RB_TYPE_P(body, T_ARRAY) || !rb_respond_to(body, id_to_path) ||
+        rb_respond_to(body, id_to_ary))
+        return Qnil;
+    return rb_funcall(body, id_to_path, 0);
+}
+
+/* A String field of the response as a slice that lives while the headers do; NULL base when
+ * absent or not a String (the header walk reports that one). */
+static up_slice_t field(VALUE headers, VALUE key)
+{
+    VALUE v = rb_hash_lookup2(headers, key, Qnil);
+    if (!RB_TYPE_P(v, T_STRING))
+        return (up_slice_t){NULL, 0};
+    return (up_slice_t){RSTRING_PTR(v), (size_t)RSTRING_LEN(v)};
+}
+
+/* Sends the file at path as the response, the engine deciding the status from the request and
+ * the app's (file_response.h). Returns 1 when the response was made, 0 to send the body as
+ * usual (a to_path that names no file we can open: each still can). A path from x-sendfile
+ * that cannot be opened is the app's mistake: logged, and answered 404 when there is no such
+ * file, 500 otherwise. */
+static int send_file(write_t *wr, int code, VALUE path, int from_field)
+{
+    up_conn_t *conn = wr->walk.conn;
+    if (!RB_TYPE_P(path, T_STRING)) {
+        if (from_field)
+            rb_raise(eInvalidResponse, "x-sendfile is a %" PRIsVALUE ", not a String",
+                     rb_obj_class(path));
+        return 0;
+    }
+    if (up_file_response_open(&wr->file, StringValueCStr(path)) != 0) {
+        if (!from_field)
+            return 0;
+        int e = errno;
+        up_rb_report(wr->walk.srv,
+                     rb_exc_new_str(eInvalidResponse,
+                                    rb_sprintf("x-sendfile %+" PRIsVALUE ": %s", path, strerror(e))),
+                     wr->walk.env);
+        int missing = e == ENOENT || e == ENOTDIR;
+        up_response_send_simple(conn, missing ? 404 : 500,
+                                missing ? "Not Found" : "Internal Server Error", 0);
+        return 1;
+    }
+    VALUE headers = wr->headers;
+    up_file_app_t app = {code, {NULL, 0}, {NULL, 0}, {NULL, 0}, {NULL, 0}};
+    if (RB_TYPE_P(headers, T_HASH)) {
+        app.content_type = field(headers, key_content_type);
+        app.etag = field(headers, key_etag);
+        app.last_modified = field(headers, key_last_modified);
+        app.content_encoding = field(headers, key_content_encoding);
+    }
+    up_file_response_plan(&wr->file, &conn->req->head, &app, time(NULL));
+    up_response_start(conn, wr->file.status);
+    header_ctx_t ctx = {conn, NULL, &wr->file, Qnil};
+    VALUE message = Qnil;
+    if (add_headers(ctx, headers, &message) != 0)
+        rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
+    up_file_response_send(&wr->file, conn);
+    return 1;
+}
 
 /* Under rb_protect: whatever raises in here (the body's methods, respond_to?, a to_path with
  * a NUL) becomes the error of this response and never leaves the binding. */
@@ -342,9 +418,16 @@ static VALUE write_all(VALUE arg)
     wr->walk.body = RARRAY_AREF(response, 2);
     int code = 0;
     parse_status(wr->status, &code);
+    int from_field = 0;
+    VALUE path = file_path(wr, code, &from_field);
+    if (!NIL_P(path) && send_file(wr, code, path, from_field))
+        return Qnil;
     up_response_start(wr->walk.conn, code);
+    /* x-sendfile is a message to the server, never sent on (a path on the server's disk). */
+    static const char *const no_sendfile[] = {"x-sendfile", NULL};
     VALUE message = Qnil;
-    if (up_rb_add_headers(wr->walk.conn, wr->headers, &message) != 0)
+    if (up_rb_add_headers_except(wr->walk.conn, wr->headers, from_field ? no_sendfile : NULL,
+                                 &message) != 0)
         rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
     send_body(&wr->walk);
     up_response_finish(wr->walk.conn);
@@ -378,8 +461,9 @@ static VALUE protect(VALUE (*f)(VALUE), VALUE arg)
 VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response,
                            VALUE *status_out, VALUE *headers_out)
 {
-    write_t wr = {{srv, conn, env, Qnil, Qnil}, response, Qnil, Qnil};
+    write_t wr = {{srv, conn, env, Qnil, Qnil}, response, Qnil, Qnil, {0}};
     VALUE err = protect(write_all, (VALUE)&wr);
+    up_file_response_release(&wr.file); /* when something raised before it was sent */
     *status_out = wr.status;
     *headers_out = wr.headers;
     if (!NIL_P(wr.walk.body)) {
@@ -408,6 +492,11 @@ void up_rb_init_body(VALUE mUp)
     id_close = rb_intern("close");
     id_to_path = rb_intern("to_path");
     id_to_ary = rb_intern("to_ary");
+    key_x_sendfile = frozen("x-sendfile");
+    key_content_type = frozen("content-type");
+    key_etag = frozen("etag");
+    key_last_modified = frozen("last-modified");
+    key_content_encoding = frozen("content-encoding");
     eClientDisconnected = rb_define_class_under(mUp, "ClientDisconnected", rb_eIOError);
     eInvalidResponse = rb_define_class_under(mUp, "InvalidResponse", rb_eRuntimeError);
 }

@@ -19,7 +19,7 @@ static VALUE key_request_method, key_script_name, key_path_info, key_query_strin
     key_remote_addr, key_content_length, key_content_type, key_server_software,
     key_gateway_interface, key_rack_version, key_rack_url_scheme, key_rack_errors,
     key_rack_multithread, key_rack_multiprocess, key_rack_run_once, key_rack_hijack_p,
-    key_http_host, key_https;
+    key_sendfile_type, key_http_host, key_https;
 VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
     up_rb_key_rack_early_hints, up_rb_key_rack_upgrade, up_rb_key_rack_hijack;
 static VALUE key_rack_upgrade_p, sym_websocket, sym_sse;
@@ -99,6 +99,7 @@ void up_rb_init_env(VALUE mUp)
     key_rack_multiprocess = frozen("rack.multiprocess");
     key_rack_run_once = frozen("rack.run_once");
     key_rack_hijack_p = frozen("rack.hijack?");
+    key_sendfile_type = frozen("sendfile.type");
     up_rb_key_rack_hijack = frozen("rack.hijack");
     up_rb_key_rack_early_hints = frozen("rack.early_hints");
     up_rb_key_rack_upgrade = frozen("rack.upgrade");
@@ -142,6 +143,9 @@ VALUE up_rb_env_template(up_rb_server_t *srv)
         key_rack_multiprocess, rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse,
         key_rack_run_once,     Qfalse,
         key_rack_hijack_p,     Qtrue, /* partial hijack (hijack.c) */
+        /* What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
+         * which the engine sends from the file (body.c, file_response.h). */
+        key_sendfile_type,     frozen("x-sendfile"),
     };
     /* A Hash, copied per request: a copy keeps the keys' hashes, a fresh insert computes them. */
     VALUE template = rb_hash_new();
