@@ -84,6 +84,30 @@ module OpenSSL
       @iv = RackCompat::Bytes.to_buffer(iv)
     end
 
+    # The iv length of an AEAD cipher (GCM takes 12 bytes, rack-session's sessions set it).
+    def iv_len=(length)
+      @iv_len = length
+    end
+
+    # GCM's additional authenticated data, given before the first update.
+    def auth_data=(data)
+      raise CipherError, 'auth_data= after update' if @node_cipher
+
+      @auth_data = RackCompat::Bytes.to_buffer(data)
+    end
+
+    # The tag GCM computed, after final (encrypt).
+    def auth_tag(length = 16)
+      raise CipherError, 'auth_tag before final' unless @node_cipher
+
+      RackCompat::Bytes.from_buffer(`#{@node_cipher}.getAuthTag().subarray(0, #{length})`)
+    end
+
+    # The tag to check, before final (decrypt).
+    def auth_tag=(tag)
+      @auth_tag = RackCompat::Bytes.to_buffer(tag)
+    end
+
     # A fresh random iv, set and returned, as MRI's.
     def random_iv
       iv = RackCompat::Bytes.from_buffer(`require('crypto').randomBytes(#{@iv_len})`)
@@ -95,8 +119,11 @@ module OpenSSL
       RackCompat::Bytes.from_buffer(`#{node_cipher}.update(#{RackCompat::Bytes.to_buffer(data)})`)
     end
 
+    # A GCM tag that does not match fails here, as a CipherError (MRI's too).
     def final
-      RackCompat::Bytes.from_buffer(`#{node_cipher}.final()`)
+      cipher = node_cipher
+      RackCompat::Bytes.from_buffer(`(function() { try { return cipher.final() } catch (e) { return null } })()` ||
+                                    raise(CipherError, 'final failed'))
     end
 
     private
@@ -104,11 +131,16 @@ module OpenSSL
     def node_cipher
       raise CipherError, 'key not set' unless @key
 
-      @node_cipher ||= if @mode == :encrypt
-                         `require('crypto').createCipheriv(#{@name}, #{@key}, #{@iv})`
-                       else
-                         `require('crypto').createDecipheriv(#{@name}, #{@key}, #{@iv})`
-                       end
+      @node_cipher ||= begin
+        cipher = if @mode == :encrypt
+                   `require('crypto').createCipheriv(#{@name}, #{@key}, #{@iv})`
+                 else
+                   `require('crypto').createDecipheriv(#{@name}, #{@key}, #{@iv})`
+                 end
+        `#{cipher}.setAuthTag(#{@auth_tag})` if @auth_tag
+        `#{cipher}.setAAD(#{@auth_data})` if @auth_data
+        cipher
+      end
     end
   end
 end

@@ -18,6 +18,8 @@ require 'thread'
 require 'rack_compat/regexp'
 require 'rack_compat/regexp_source'
 require 'rack_compat/string'
+require 'rack_compat/string_plus'
+require 'rack_compat/bytesize'
 require 'rack_compat/module'
 require 'rack_compat/format'
 require 'rack_compat/errno'
@@ -28,6 +30,7 @@ require 'rack_compat/file'
 require 'rack_compat/node_paths'
 require 'rack_compat/string_scanner'
 require 'rack_compat/pack'
+require 'rack_compat/json'
 
 # Rack methods that mutate strings or need runtime ERB, rewritten; each file requires the
 # Rack file it patches.

@@ -5,15 +5,11 @@
 # Based on Roda 3.109.0, sha256 of the original: 2f3cb71eabb47daef8aa2ae64da200148e2cdd0585bd1e75c1c16df56deef25d
 # Roda is MIT licensed: Copyright (c) 2014-2026 Jeremy Evans and contributors, and the
 # earlier authors its MIT-LICENSE names.
-# Three things in this file cannot work under Opal, each changed where it is marked `UP!:`:
-# - define_roda_method tells a Symbol name (used as given) from a String (made unique) by
-#   its class, and in Opal a Symbol is a String: every route block went to a fresh name and
-#   the app answered 404 to everything.
-# - def_roda_before and def_roda_after find the hook methods with private_instance_methods,
-#   which Opal leaves empty (it keeps no method visibility): the sessions plugin's
-#   _roda_after hook never ran and no session was saved.
-# - Methods built with class_eval of a String need Opal's parser at run time, which the
-#   bundle does not carry; they are built with define_method and alias_method instead.
+# One thing in this file cannot work under Opal, changed where it is marked `UP!:`:
+# define_roda_method tells a Symbol name (used as given) from a String (made unique) by its
+# class, and in Opal a Symbol is a String: every route block went to a fresh name and the app
+# answered 404 to everything. (The methods Roda builds with class_eval of a String are built
+# so here too: up_node loads Opal's parser for them, see opal/README.md.)
 # Everything else is Roda's text.
 
 require "thread"
@@ -144,9 +140,7 @@ class Roda
                   RodaPlugins.warn "Arity mismatch in block passed to define_roda_method. Expected Arity 1, but no arguments accepted for #{block.inspect}"
                 end
                 temp_method = roda_method_name("temp")
-                # UP!: was a class_eval of the same method as a String.
-                arity_meth_name = :"#{meth}_arity"
-                define_method(temp_method) { |_| send(arity_meth_name) }
+                class_eval("def #{temp_method}(_) #{meth =~ /\A\w+\z/ ? "#{meth}_arity" : "send(:\"#{meth}_arity\")"} end", __FILE__, __LINE__)
                 alias_method meth, temp_method
                 undef_method temp_method
                 private meth
@@ -457,15 +451,13 @@ class Roda
         # in order, if any _roda_before_* methods are defined. Also, rebuild
         # the route block if a _roda_before method is defined.
         def def_roda_before
-          # UP!: instance_methods and method_defined? for private_instance_methods and
-          # private_method_defined?, define_method and alias_method for class_eval.
-          meths = instance_methods.grep(/\A_roda_before_\d\d/).sort
+          meths = private_instance_methods.grep(/\A_roda_before_\d\d/).sort
           unless meths.empty?
-            plugin :_before_hook unless method_defined?(:_roda_before)
+            plugin :_before_hook unless private_method_defined?(:_roda_before)
             if meths.length == 1
-              alias_method :_roda_before, meths.first
+              class_eval("alias _roda_before #{meths.first}", __FILE__, __LINE__)
             else
-              define_method(:_roda_before) { meths.each { |m| send(m) } }
+              class_eval("def _roda_before; #{meths.join(';')} end", __FILE__, __LINE__)
             end
             private :_roda_before
             alias_method :_roda_before, :_roda_before
@@ -476,14 +468,13 @@ class Roda
         # in order, if any _roda_after_* methods are defined. Also, use
         # the internal after hook plugin if the _roda_after method is defined.
         def def_roda_after
-          # UP!: as in def_roda_before.
-          meths = instance_methods.grep(/\A_roda_after_\d\d/).sort
+          meths = private_instance_methods.grep(/\A_roda_after_\d\d/).sort
           unless meths.empty?
-            plugin :error_handler unless method_defined?(:_roda_after)
+            plugin :error_handler unless private_method_defined?(:_roda_after)
             if meths.length == 1
-              alias_method :_roda_after, meths.first
+              class_eval("alias _roda_after #{meths.first}", __FILE__, __LINE__)
             else
-              define_method(:_roda_after) { |res| meths.each { |m| send(m, res) } }
+              class_eval("def _roda_after(res); #{meths.map{|s| "#{s}(res)"}.join(';')} end", __FILE__, __LINE__)
             end
             private :_roda_after
             alias_method :_roda_after, :_roda_after

@@ -25,6 +25,16 @@ class TestUpNodeCluster < Minitest::Test
     6.times { assert_equal "hello", get("/").body }
   end
 
+  # Process.pid is each worker's own (Opal said 0 everywhere): apps log it and key
+  # per-process state by it. node:cluster hands new connections to the workers in turn.
+  def test_process_pid_is_the_pid_of_the_worker_that_answers
+    server = start_up_node("-w", "2", "test/rackup/pid.ru")
+    workers = [booted_pid(server, 0), booted_pid(server, 1)]
+    answered = Array.new(6) { get("/").body.to_i }
+    assert_empty answered - workers, "pids answered: #{answered}, workers: #{workers}"
+    assert_equal workers.sort, answered.uniq.sort
+  end
+
   def test_term_stops_a_cluster_with_status_0
     server = start_up_node("-w", "2")
     booted_pid(server, 0)

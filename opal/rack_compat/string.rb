@@ -12,12 +12,19 @@ require 'rack_compat/bytes'
 #   expression and as a statement; here the value is always right, and a statement on a
 #   primitive string is a no-op instead of an error.
 # Opal strings are immutable, so a conversion returns a new string; only a relabelling of a
-# boxed string (Opal's own behaviour) happens in place.
+# boxed string (Opal's own behaviour) happens in place, and a String made to change is
+# changed.
 class String
   alias __opal_force_encoding force_encoding
 
   def force_encoding(encoding)
     encoding = Encoding.find(encoding.to_s) unless encoding.is_a?(Encoding)
+    if `self.$$up_mutable === true`
+      # A String that can change (opal/opal_fixes/mutable_strings.rb) changes in place, as on
+      # MRI, so a second reference sees it (Roda's `hmac = secret = secret.dup.force_encoding(..)`).
+      `Opal.up_set_value(self, #{`Opal.up_immutable_copy(self)`.force_encoding(encoding)})`
+      return self
+    end
     bytes = RackCompat::Bytes.binary?(self)
     if bytes
       return self if encoding.binary?
@@ -49,4 +56,21 @@ class String
         self : self.toString();
     }
   end
+end
+
+# A part cut from bytes is bytes, as on MRI: Opal's String#[] (and slice, byteslice) gave a
+# primitive JS string, without the mark, so its bytes above 0x7f changed when it reached
+# Node (rack-session's cookie salt, cut with data.slice(1, 32), made a wrong key and no
+# cookie opened). Text keeps Opal's fast path.
+class String
+  alias __opal_aref []
+
+  def [](index, length = undefined)
+    part = `length === undefined ? self.$__opal_aref(index) : self.$__opal_aref(index, length)`
+    text = `typeof self === 'string' || part === nil || !self.internal_encoding || self.internal_encoding.name === 'UTF-8'`
+    text || !RackCompat::Bytes.binary?(self) ? part : RackCompat::Bytes.binary(part)
+  end
+
+  alias slice []
+  alias byteslice []
 end

@@ -38,6 +38,12 @@ module URI
       @abs_uri ||= Regexp.new(ABS_URI_SOURCE)
     end
 
+    # Some of the named patterns MRI's parser keeps (Mustermann escapes route characters
+    # with regexp[:UNSAFE]).
+    def regexp
+      @regexp ||= { UNSAFE: UNSAFE, ESCAPED: /%[a-fA-F\d]{2}/, ABS_URI: make_regexp }.freeze
+    end
+
     def escape(str, unsafe = UNSAFE)
       URI.__bytes(str).map do |b|
         c = `String.fromCharCode(b)`

@@ -11,8 +11,7 @@ require "digest"
 require "fileutils"
 require "rbconfig"
 require "stringio"
-require "opal"
-require "opal/builder_scheduler/sequential"
+require_relative "../../lib/up/node/opal_builder"
 require_relative "../support/test_timeout"
 
 Minitest::Test.prepend(UpTestTimeout)
@@ -32,25 +31,33 @@ module OpalRack
   module_function
 
   # Path of the JavaScript bundle for scripts/<name>.rb, compiled once per content of the
-  # script and of every shim (so an edit to a shim rebuilds, and a rerun does not).
+  # script, of every shim and of our compiler (so an edit to either rebuilds, and a rerun
+  # does not). Built as up_node builds an app (Up::Node::OpalBuilder).
   def bundle(name)
     source = File.read(script_path(name))
-    key = Digest::SHA256.hexdigest([source, shim_digest, Opal::VERSION, RACK_LIB].join("\0"))
+    key = Digest::SHA256.hexdigest([source, shim_digest, Up::Node::Compiler.digest, Opal::VERSION, RACK_LIB].join("\0"))
     out = File.join(CACHE, "#{name}-#{key[0, 16]}.js")
     return out if File.exist?(out)
 
     FileUtils.mkdir_p(CACHE)
-    # Sequential: the default prefork scheduler loses a child's compile error ("closed stream").
-    builder = Opal::Builder.new(path_reader: Opal::PathReader.new(load_paths, extensions),
-                                scheduler: Opal::BuilderScheduler::Sequential)
+    builder = Up::Node::OpalBuilder.create(load_paths)
     quietly do
-      builder.build("opal")
-      builder.build("rack_compat")
+      Up::Node::OpalBuilder.build_prelude(builder)
       builder.build_str(source, "#{name}.rb")
     end
+    write_parser(builder, out)
     File.write("#{out}.tmp", builder.to_s)
     File.rename("#{out}.tmp", out)
     out
+  end
+
+  # Opal's parser beside the bundle at out, as up_node writes it, when the script
+  # evaluates Ruby in a String (opal/opal_fixes/string_eval.rb loads it).
+  def write_parser(builder, out)
+    return unless Up::Node::OpalBuilder.string_eval?(builder)
+
+    parser = quietly { Up::Node::OpalBuilder.parser(builder, load_paths) }
+    File.write(Up::Node::OpalBuilder.parser_path(out), parser.to_s)
   end
 
   # Opal warns on every /n regexp in Rack (JS has no byte mode; the flag changes nothing
@@ -66,11 +73,7 @@ module OpalRack
   end
 
   def load_paths
-    [SHIMS] + Opal.paths + [RACK_LIB]
-  end
-
-  def extensions
-    Opal::Builder.extensions.flat_map { |e| [".#{e}", ".js.#{e}"] }
+    Up::Node::OpalBuilder.load_path([RACK_LIB])
   end
 
   def shim_digest

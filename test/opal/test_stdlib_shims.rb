@@ -15,4 +15,23 @@ class TestOpalStdlibShims < Minitest::Test
     out = assert_same_on_opal_and_mri("openssl_pack")
     assert_includes out, "#<Encoding:ASCII-8BIT>"
   end
+
+  # IPAddr (Sinatra and rack-protection): networks, include?, errors, text forms.
+  def test_ipaddr_matches_mri
+    out = assert_same_on_opal_and_mri("ipaddr")
+    assert_includes out, %(["1:2:3:4:5:6:7:8", "1:0:0:4::8", "0:0:1::", "::", "::1", "1::", "1::1:0:0:1"]\n)
+  end
+
+  # ERB compiled to Ruby source (Tilt, Sinatra's erb): each template in each trim mode.
+  def test_erb_renders_as_mri
+    out = assert_same_on_opal_and_mri("erb_templates")
+    assert_includes out, %(["<>", "<h1>Fruit &amp; &lt;Veg&gt;</h1>\\n<ul>\\n  <li>apple</li>\\n  <li>pear</li>\\n</ul>\\n"]\n)
+  end
+
+  # File and Dir on bytes and with blocks (rack_compat/node_paths.rb), and File.dirname and
+  # expand_path on MRI's edge cases (leading separators, '.', '..', levels).
+  def test_file_and_dir_paths_match_mri
+    out = assert_same_on_opal_and_mri("node_paths")
+    assert_includes out, %(["///a/b", "/a", "///a/b", "///a/b"]\n)
+  end
 end

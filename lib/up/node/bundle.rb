@@ -22,19 +22,26 @@ module Up
       class CompileError < StandardError; end
 
       ROOT = File.expand_path("../../..", __dir__)
-      # First on the load path, so shims named like stdlib files (uri.rb) shadow Opal's stubs.
       OPAL_DIR = File.join(ROOT, "opal")
-      # Next: UP!'s Ruby that runs on both runtimes as it is (lib/up/pub_sub.rb), found here
-      # even when the gem is not among the app's.
-      LIB_DIR = File.join(ROOT, "lib")
-      # Loaded before config.ru: Opal's runtime; File, IO and ENV on Node (its Dir needs the
-      # glob package Opal ships: Launcher#node_env); the Rack shims (opal/rack_compat.rb),
-      # which must run before any Rack file; our glue.
-      PRELUDE = %w[opal nodejs rack_compat up/node/boot].freeze
-      # Our own files that shape the output besides those Opal reads.
-      TOOLS = [__FILE__, *%w[rackup_processor.rb roda_plugins.rb].map { |f| File.join(__dir__, f) }].freeze
+      # Loaded before config.ru, after Up::Node::OpalBuilder::PRELUDE (Opal's runtime, the
+      # fixes of its gaps, the Rack shims, and through those File, IO and ENV on Node, whose
+      # Dir needs the glob package Opal ships: Launcher#node_env): our glue.
+      GLUE = "up/node/boot"
+      # Our own files that shape the output besides those Opal reads: the build, the
+      # compiler and its rewriters.
+      TOOLS = Dir[File.join(__dir__, "**", "*.rb")].sort.freeze
 
       attr_reader :path, :seconds
+
+      # The file that holds Opal's parser for this bundle, when the app needs one.
+      def parser_path
+        "#{@path.delete_suffix(".js")}.parser.js" # as Up::Node::OpalBuilder.parser_path
+      end
+
+      # What Node loads at the start, in bytes: the bundle; and the parser, loaded later.
+      def sizes
+        [@path, parser_path].map { |file| File.file?(file) ? File.size(file) : nil }
+      end
 
       # rackup: the app's config.ru. load_paths: where requires are looked for after our opal/
       # and Opal's own (the bundle's gems by default). cache_root: where the cache lives.
@@ -68,33 +75,53 @@ module Up
 
       private
 
+      # The parser file, when there is one, is written before the bundle: a bundle that is
+      # there and fresh has its parser beside it.
       def build
         builder = compile
+        parser = compile_parser(builder)
         FileUtils.mkdir_p(@dir)
+        # What the last bundle's String evals compiled to belongs to its parser.
+        FileUtils.rm_f("#{@path.delete_suffix(".js")}.evals.json")
+        if parser
+          write_atomically(parser_path, parser.to_s)
+        else
+          FileUtils.rm_f(parser_path)
+        end
         write_atomically("#{@path}.map", source_map(builder))
         write_atomically(@path, "#{builder.to_s}\n//# sourceMappingURL=#{File.basename(@path)}.map\n")
-        @manifest.write((builder.processed.map(&:abs_path).compact.select { |f| File.file?(f) } + TOOLS).uniq)
+        inputs = [builder, parser].compact.flat_map { |b| b.processed.map(&:abs_path) }
+        @manifest.write((inputs.compact.select { |f| File.file?(f) } + TOOLS).uniq)
         :built
       end
 
-      # Sequential: Opal's default scheduler compiles in forked children, and when one of them
-      # hits a syntax error the parent fails with "closed stream" instead of the error. The
-      # compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
+      # Opal's parser and compiler, as a file beside the bundle loaded on the first String
+      # eval (opal/opal_fixes/string_eval.rb), when the app's files have one; else nil.
+      def compile_parser(builder)
+        return unless OpalBuilder.string_eval?(builder)
+
+        quietly { OpalBuilder.parser(builder, @paths) }
+      end
+
+      # The compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
       #
-      # An app on Roda is compiled twice: the first compile shows which Roda plugins it loads
-      # (Up::Node::RodaPlugins; Roda requires them by a name built at run time), the second
-      # puts them in the bundle as files Roda's require finds.
+      # An app on Roda or Tilt is compiled twice: the first compile shows which Roda plugins
+      # (Up::Node::RodaPlugins) and Tilt engines (Up::Node::TiltTemplates) it can load, which
+      # both require by a name made at run time; the second puts them in the bundle as files
+      # those requires find.
       def compile
-        require "opal"
-        require "opal/builder_scheduler/sequential"
-        require_relative "rackup_processor"
+        require_relative "opal_builder"
         require_relative "roda_plugins"
+        require_relative "tilt_templates"
         # The app's directory last: Opal resolves config.ru's require_relative against the
         # name it was compiled under, and finds only files on its load path.
-        @paths = [OPAL_DIR, LIB_DIR, *Opal.paths, *@load_paths, File.dirname(@rackup)]
+        # lib/: UP!'s Ruby that runs on both runtimes as it is (lib/up/pub_sub.rb), found even
+        # when the gem is not among the app's.
+        @paths = OpalBuilder.load_path([OpalBuilder::LIB_DIR, *@load_paths, File.dirname(@rackup)])
         builder = compile_app
-        plugins = RodaPlugins.new(@paths).requires(builder.processed.map(&:abs_path).compact)
-        plugins.empty? ? builder : compile_app(plugins)
+        files = builder.processed.map(&:abs_path).compact
+        loadable = RodaPlugins.new(@paths).requires(files) + quietly { TiltTemplates.new(@paths).requires(files, builder) }
+        loadable.empty? ? builder : compile_app(loadable)
       rescue Opal::Builder::MissingRequire => e
         requirer = e.message[/A file required by "(.*?)" wasn't found/, 1]&.then { |f| resolve(f) }
         missing = e.message[/can't find file: (".*?") in:/, 1]
@@ -105,13 +132,10 @@ module Up
 
       # requirable: names compiled in without being run, for requires made at run time.
       def compile_app(requirable = [])
-        # A reader of our own: Builder#append_paths would put these after Opal's stdlib,
-        # where the shims could not shadow it.
-        extensions = Opal::Builder.extensions.flat_map { |ext| [".#{ext}", ".js.#{ext}"] }
-        builder = Opal::Builder.new(path_reader: Opal::PathReader.new(@paths, extensions),
-                                    scheduler: Opal::BuilderScheduler::Sequential)
+        builder = OpalBuilder.create(@paths)
         quietly do
-          PRELUDE.each { |name| builder.build(name) }
+          OpalBuilder.build_prelude(builder)
+          builder.build(GLUE)
           requirable.each { |name| builder.build_require(name) }
           builder.build_str(rackup_source, File.basename(@rackup))
         end
@@ -121,8 +145,15 @@ module Up
       # The map Node applies to stack traces (node --enable-source-maps), so that an app's
       # backtrace names config.ru and its Ruby files. Opal makes an index map (one section per
       # file); Node 20 reads a top-level "sources" even then and drops the map without one.
+      # Each file is named by its absolute path, as in MRI's backtraces (Opal names it as it
+      # was required): Sinatra finds the app's file among caller's lines so.
       def source_map(builder)
-        JSON.generate(JSON.parse(builder.source_map.to_json).merge("sources" => []))
+        map = JSON.parse(builder.source_map.to_json)
+        map.fetch("sections", []).zip(builder.processed) do |section, asset|
+          path = asset&.abs_path
+          section["map"]["sources"] = [path] if path && section.dig("map", "sources")&.size == 1 && File.file?(path)
+        end
+        JSON.generate(map.merge("sources" => []))
       end
 
       def quietly

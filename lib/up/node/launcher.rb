@@ -45,7 +45,8 @@ module Up
         bundle = Bundle.new(rackup)
         state = bundle.ensure_built
         # Logged by Node after its "listening" line: a start that cannot bind says one line.
-        note = format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds)
+        note = format("%s %s in %.2f s (%s)", state == :built ? "compiled" : "reused the compiled", rackup,
+                      bundle.seconds, describe_sizes(*bundle.sizes))
         # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
         exec(node_env(bundle.path, note), node, "--enable-source-maps", MAIN)
       rescue Bundle::CompileError => e
@@ -55,6 +56,12 @@ module Up
       end
 
       private
+
+      # "bundle 1.3 MB", and the parser file beside it when there is one.
+      def describe_sizes(bundle, parser)
+        mb = ->(bytes) { format("%.1f MB", bytes / 1_000_000.0) }
+        parser ? "bundle #{mb.call(bundle)}, Opal's parser #{mb.call(parser)} loaded when first needed" : "bundle #{mb.call(bundle)}"
+      end
 
       def check_supported
         UNSUPPORTED.each do |key, flag|

@@ -42,3 +42,38 @@ begin
 rescue ArgumentError => e
   p e.class
 end
+
+# AES-256-GCM with additional data and a tag, as rack-session's cookies (Encryptor V2).
+gcm = OpenSSL::Cipher.new("aes-256-gcm")
+gcm.encrypt
+gcm.key = key
+gcm.iv_len = 12
+gcm.iv = iv[0, 12]
+gcm.auth_data = "\x02salt".b
+sealed = gcm.update(plain) + gcm.final
+tag = gcm.auth_tag
+p hex.(sealed), hex.(tag), tag.bytesize
+[tag, tag.bytes.map { |b| b ^ 1 }.pack("C*")].each do |check|
+  opener = OpenSSL::Cipher.new("aes-256-gcm")
+  opener.decrypt
+  opener.key = key
+  opener.iv = iv[0, 12]
+  opener.auth_tag = check
+  opener.auth_data = "\x02salt".b
+  p (opener.update(sealed) + opener.final).force_encoding("UTF-8")
+rescue OpenSSL::Cipher::CipherError => e
+  p e.class
+end
+
+# A part cut from bytes stays bytes (rack-session cuts its cookie's salt with slice).
+bytes = [0xff, 1, 0x80, 2].pack("C*")
+p bytes[0, 2].bytes, bytes.slice(1..).encoding, bytes.byteslice(2, 1).bytes, bytes[9], hex.(bytes[-2..])
+require "json"
+p JSON.parse(%({"name":"Jürgen"}).b), JSON.parse(%({"name":"Jürgen"}))
+
+# bytes + bytes is bytes (Roda signs encrypted_data + key).
+joined = bytes + [0xfe].pack("C*")
+p joined.bytes, joined.encoding, ("ab" + "cd").encoding
+# bytesize: UTF-8 strings (literal, changeable), bytes, and a NUL.
+p "héllo".bytesize, "😀 and \u{10ffff}".bytesize, "".bytesize, String.new("héllo").bytesize, "héllo".b.bytesize,
+  bytes.bytesize, joined.bytesize, "a\u0000b".bytesize

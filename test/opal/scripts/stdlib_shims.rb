@@ -41,5 +41,21 @@ p u.scheme, u.userinfo, u.host, u.port, u.path, u.query, u.fragment, u.request_u
 p URI.parse("http://example.org/").port, URI("http://[::1]:9/x").hostname
 p URI.encode_www_form([["a", "1"], ["b c", "é&"], ["d", nil]]), URI.decode_www_form("a=1&b+c=%C3%A9%26&d")
 p URI.encode_www_form_component("a b*~é"), URI.decode_www_form_component("a+b%2A%7E%C3%A9")
+# Every byte, control characters (one hex digit), text past the BMP, a cookie's base64.
+p URI.encode_www_form_component((0..255).to_a.pack("C*")), URI.encode_www_form_component("\u0001\t😀 +/=%~!'()"),
+  URI.encode_www_form_component([[74, 195, 188, 255, 251].pack("C*")].pack("m0")), URI.encode_www_form_component(12)
 p URI::DEFAULT_PARSER.escape("/a b/é?x=[1]"), URI::DEFAULT_PARSER.unescape("%2Fa%20b")
+regexps = URI::RFC2396_Parser.new.regexp
+p %w[< a ; %].map { |c| regexps[:UNSAFE].match?(c) }, regexps[:ESCAPED].match?("%2F"), regexps[:ABS_URI].match?("http://h/")
 p CGI.escapeHTML(%(<a href="x">'&'</a>))
+
+require "base64"
+bin = [0, 0xfe, 0xff, 0x41].pack("C*")
+p Base64.strict_encode64(bin), Base64.encode64("x" * 50), Base64.urlsafe_encode64(bin), Base64.urlsafe_encode64(bin, padding: false)
+p Base64.strict_encode64("Jürgen"), Base64.strict_decode64("AP7/QQ==").bytes, Base64.strict_decode64("AP7/QQ==").encoding
+p Base64.decode64("eHh4\neHg=\n"), Base64.urlsafe_decode64("AP7_QQ").bytes, Base64.decode64(Base64.encode64(bin)) == bin
+begin
+  Base64.strict_decode64("AP7/QQ=")
+rescue ArgumentError => e
+  p e.class
+end

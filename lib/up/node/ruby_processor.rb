@@ -1,0 +1,29 @@
+# frozen_string_literal: true
+
+require "opal/builder"
+require_relative "compiler"
+
+module Up
+  module Node
+    # Opal's processor for Ruby files, compiling with Up::Node::Compiler. Up::Node::OpalBuilder
+    # puts it ahead of Opal's own, without registering it for everyone: a plain Opal build in
+    # the same process is not changed.
+    #
+    # Opal caches a compiled file under a key made of the processor, the file and the
+    # options; the key here also names the version of our compiler's rewriting, so that a
+    # file compiled before a change to it is compiled again.
+    class RubyProcessor < Opal::BuilderProcessors::RubyProcessor
+      def self.match_regexp
+        Opal::BuilderProcessors::RubyProcessor.match_regexp
+      end
+
+      def cache_key
+        [*super, Compiler.digest]
+      end
+
+      def compiler_for(source, options = {})
+        Compiler.new(source, @options.merge(options)).tap { |compiler| compiler.abs_path = @abs_path }
+      end
+    end
+  end
+end

@@ -1,0 +1,117 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# Each gap of Opal 1.8 that opal/opal_fixes/ (and its compile-time half in
+# lib/up/node/rewriters/) fixes: the construct runs on MRI and on Opal, which must print the
+# same. opal/UPSTREAM.md reports each gap to Opal.
+class TestOpalFixes < Minitest::Test
+  # @name, @length, @prototype, @caller, @arguments on a class (a JS function) and an object.
+  def test_instance_variables_named_like_function_properties
+    out = assert_same_on_opal_and_mri("fix_ivar_names")
+    assert_includes out, %("Settings"\n"Settings"\ntrue\n)
+  end
+
+  # const_defined?("A::B::C"), as Mustermann looks up its node classes.
+  def test_const_defined_with_a_path
+    out = assert_same_on_opal_and_mri("fix_const_defined")
+    assert_includes out, "does not refer to class/module"
+  end
+
+  # Forwardable's accessor as MRI reads it: 'self.class' (Mustermann), chains, ivars,
+  # constants, private methods; SingleForwardable too.
+  def test_forwardable_accessor_is_an_expression
+    out = assert_same_on_opal_and_mri("fix_forwardable")
+    assert_includes out, %("parser of Pattern"\n"compiler of Pattern"\n"strict parser"\n)
+  end
+
+  # File.fnmatch, each flag (Sinatra matches Accept entries with it).
+  def test_file_fnmatch
+    out = assert_same_on_opal_and_mri("fix_fnmatch")
+    assert_includes out, %(["**/foo", "a/.b/c/foo", 2, false, false])
+  end
+
+  # Gem::Version and Gem::Requirement (Sinatra compares RUBY_VERSION as it loads).
+  def test_rubygems_versions_and_requirements
+    out = assert_same_on_opal_and_mri("fix_rubygems")
+    assert_includes out, %(["~> 3.0.1", ["3.0.1", "3.0.9"]])
+  end
+
+  # Process.pid and ppid are the process's own (Opal said 0), $$ too; $0 names the script.
+  def test_process_pid_ppid_and_program_name
+    assert_equal "true\ntrue\ntrue\ntrue\ntrue\ntrue\ntrue\ntrue\n", assert_same_on_opal_and_mri("fix_process")
+  end
+
+  # private/protected sections, respond_to?, *_method_defined?, *_instance_methods (Sinatra's
+  # Delegator asks respond_to?, Roda lists its hooks with private_instance_methods).
+  def test_method_visibility
+    out = assert_same_on_opal_and_mri("fix_visibility")
+    assert_includes out, %(["also_secret", "made", "pair", "pair=", "reader"]\n)
+  end
+
+  # A require in a method or under rescue LoadError may be missing: it compiles, and
+  # raises LoadError where MRI does, every time (Opal said false the second time).
+  def test_optional_require_of_a_missing_file_raises_load_error_each_time
+    out = assert_same_on_opal_and_mri("fix_require")
+    assert_includes out, %(["LoadError", "cannot load such file -- up_missing_feature"]\n)
+  end
+
+  # class_eval, instance_eval and eval of a String: Opal's parser, loaded from its own file
+  # on the first one, compiles them as the bundle's files are compiled.
+  def test_string_eval_loads_the_parser_when_needed
+    out = assert_same_on_opal_and_mri("fix_string_eval")
+    assert_includes out, %("one on 0.0.0.0:4567"\n)
+    assert File.file?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("fix_string_eval")))
+    refute File.file?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("fix_process"))), "a script without String evals has no parser file"
+  end
+
+  # <<, concat, sub!, slice! and the other String changes through variables, attributes
+  # and Hash entries, with MRI's return values; Arrays unaffected.
+  def test_strings_changed_in_place
+    out = assert_same_on_opal_and_mri("fix_mutable_strings")
+    assert_includes out, %("<inner inner>"\n).delete(" ")
+  end
+
+
+  # throw is not rescued on its way to catch (Sinatra's halt), and $! in a rescue body is
+  # the exception it handles, also re-raised from an inner rescue.
+  def test_throw_passes_rescue_and_reraise_keeps_the_exception
+    out = assert_same_on_opal_and_mri("fix_catch_throw")
+    assert out.start_with?(%("body"\nensure ran\n42\n)), out
+  end
+
+
+  # `next value` in a while loop still evaluates value (Opal dropped it: Sinatra's
+  # error_block! spun forever); in a block it stays the block's value.
+  def test_next_with_a_value_in_a_loop
+    out = assert_same_on_opal_and_mri("fix_loop_next")
+    assert out.start_with?(%("grand"\n"Grand"\n)), out
+  end
+
+
+  # String#encode with no encoding gives the string back (Opal failed in its runtime).
+  def test_encode_without_an_encoding
+    out = assert_same_on_opal_and_mri("fix_encode")
+    assert out.start_with?(%("Jürgen"\n"UTF-8"\n)), out
+  end
+
+
+  # Method#parameters is an Array (Opal answered undefined; Tilt's ERB engine asks it).
+  def test_method_parameters_is_an_array
+    assert_equal "true\ntrue\n" * 4 + "2\n[]\nfalse\n", assert_same_on_opal_and_mri("fix_method_parameters")
+  end
+
+
+  # Array#reject, #index, #rindex, #take_while take an element apart for |a, b| blocks
+  # (Sinatra's caller_files took its own file for the app's).
+  def test_array_blocks_take_elements_apart
+    out = assert_same_on_opal_and_mri("fix_array_block_args")
+    assert out.start_with?(%([[1, "a"], [3, "c"]]\n)), out
+  end
+
+  # "#{a}#{b}" with a part that holds bytes gives bytes (rack-session's cookie plaintext).
+  def test_interpolation_keeps_bytes
+    out = assert_same_on_opal_and_mri("fix_interpolation")
+    assert out.start_with?(%(#<Encoding:ASCII-8BIT>\n22\n[2, 0, 254, 128, 123, 34]\n)), out
+  end
+end
