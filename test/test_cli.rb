@@ -57,8 +57,7 @@ class TestCLI < Minitest::Test
     [%w[--max-body-size 9223372036854775808], "--max-body-size must be at most 9223372036854775807"],
     [%w[--spool-threshold -1],              "--spool-threshold must not be negative"],
     [%w[-t 1025],                           "--threads must be between 0 and 1024"],
-    [%w[-p 65536],                          "--port must be between 0 and 65535"],
-    [%w[-s],                                "--secure is not supported yet: UP! serves plain HTTP only"]
+    [%w[-p 65536],                          "--port must be between 0 and 65535"]
   ].freeze
 
   def test_a_value_the_server_would_refuse_is_a_one_line_usage_error

@@ -53,6 +53,26 @@ class TestConfigFile < Minitest::Test
     ["port 80\nport(\n",         "2: syntax error"]
   ].freeze
 
+  def test_tls_host_directives_add_certificates_by_host_name
+    Dir.mktmpdir do |dir|
+      path = write(dir, <<~RUBY)
+        bind "ssl://0.0.0.0:443"
+        tls_host "api.test", cert_file: "api.crt", key_file: "api.key"
+        tls_host "*.test", cert_file: "all.crt", key_file: "all.key", ca_file: "ca.crt"
+        key_password_command "pass up"
+      RUBY
+      file = Up::ConfigFile.load(path)
+      assert_equal [{ host: "api.test", cert_file: "api.crt", key_file: "api.key" },
+                    { host: "*.test", cert_file: "all.crt", key_file: "all.key", ca_file: "ca.crt" }], file.values[:tls_hosts]
+      assert_equal "#{path}:3: tls_host", file.names[:tls_hosts]
+      assert_equal "pass up", Up::Options.new(file.values, names: file.names)[:key_password_command]
+      File.write(path, %(tls_host "api.test", cert_file: "api.crt"\n))
+      file = Up::ConfigFile.load(path)
+      error = assert_raises(Up::Options::Error) { Up::Options.new(file.values, names: file.names) }
+      assert_equal %(#{path}:1: tls_host "api.test" needs key_file:), error.message
+    end
+  end
+
   def test_unknown_directives_and_broken_files_name_the_line
     Dir.mktmpdir do |dir|
       REFUSED.each do |text, message|

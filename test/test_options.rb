@@ -58,6 +58,14 @@ class TestOptions < Minitest::Test
     ["a config.ru elsewhere",                      :rackup,            "app/config.ru",  "app/config.ru"],
     ["plain HTTP, said as false",                 :secure,            false,            false],
     ["plain HTTP, said as the string false",      :secure,            "false",          false],
+    ["HTTPS",                                     :secure,            true,             true],
+    ["HTTPS as the string true",                  :secure,            "true",           true],
+    ["an ssl:// bind with its files",             :bind,              ["ssl://0.0.0.0:443?cert=/c.pem&key=/k.pem&ca=/ca.pem"],
+                                                                                         ["ssl://0.0.0.0:443?cert=/c.pem&key=/k.pem&ca=/ca.pem"]],
+    ["an ssl:// bind on -c and -k",               :bind,              "ssl://[::1]:8443", ["ssl://[::1]:8443"]],
+    ["a key password command",                    :key_password_command, "pass show up", "pass show up"],
+    ["certificates by host name",                 :tls_hosts,         [{ host: "a.test", cert_file: "a.crt", key_file: "a.key" }],
+                                                                                         [{ host: "a.test", cert_file: "a.crt", key_file: "a.key" }]],
     ["nil, for the default",                      :threads,           nil,              5],
     ["no preload, each worker loads the app",     :preload,           false,            false],
     ["preload as the string true",                :preload,           "true",           true],
@@ -125,7 +133,12 @@ class TestOptions < Minitest::Test
     ["an empty host",                             :bind,              "",               "--bind must not be empty"],
     ["a host that is not a string",               :bind,              127,              "--bind must be a list of addresses, not 127"],
     ["an empty list of binds",                    :bind,              [],               "--bind must be a list of addresses, not []"],
-    ["a bind with another scheme",                :bind,              "http://x",       '--bind "http://x": only tcp:// and unix:// binds are supported'],
+    ["a bind with another scheme",                :bind,              "http://x",       '--bind "http://x": only tcp://, ssl:// and unix:// binds are supported'],
+    ["an ssl:// bind with an unknown parameter",  :bind,              "ssl://h:1?verify=1", '--bind "ssl://h:1?verify=1": unknown parameter "verify" (cert, key, ca, key_password_command)'],
+    ["an ssl:// bind with an empty cert",         :bind,              "ssl://h:1?cert=", '--bind "ssl://h:1?cert=": cert= needs a value'],
+    ["a host certificate without its key",        :tls_hosts,         [{ host: "a.test", cert_file: "a.crt" }], 'tls_host "a.test" needs key_file:'],
+    ["a host certificate with a stray key",       :tls_hosts,         [{ host: "a.test", cert_file: "a", key_file: "b", pem: 1 }], 'tls_host "a.test": unknown pem'],
+    ["host certificates not in a list",           :tls_hosts,         "a.test",         "tls_host must be a list of host certificates"],
     ["a host with a port outside a URL",          :bind,              "localhost:80",   '--bind "localhost:80": a port goes in a URL: tcp://localhost:80'],
     ["a tcp URL with a bad port",                 :bind,              "tcp://h:99999",  '--bind "tcp://h:99999": the port must be between 0 and 65535'],
     ["a unix socket with a bad mode",             :bind,              "unix:///s?mode=9", '--bind "unix:///s?mode=9": mode must be octal, like 0660'],
@@ -138,8 +151,6 @@ class TestOptions < Minitest::Test
     ["a worker timeout of 0",                     :worker_timeout,    0,                "--worker-timeout must be between 0 and 86400 seconds"],
     ["a file name with a NUL byte",               :pid_file,          "up\0.pid",       "--pid-file must not contain a NUL byte"],
     ["an empty access log path",                  :access_log,        "",               "--access-log must not be empty"],
-    ["HTTPS, not built yet",                      :secure,            true,             "--secure is not supported yet: UP! serves plain HTTP only"],
-    ["HTTPS as the string true",                  :secure,            "true",           "--secure is not supported yet: UP! serves plain HTTP only"],
     ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"'],
     ["preload said as yes",                       :preload,           "yes",            '--preload must be true or false, not "yes"'],
     ["early hints said as a number",              :early_hints,       0,                "--early-hints must be true or false, not 0"],
@@ -159,7 +170,8 @@ class TestOptions < Minitest::Test
     ["a proxy that is no address",                :trusted_proxy,     "proxy.local",    '--trusted-proxy "proxy.local" is not an IP address or ADDRESS/BITS'],
     ["a proxy network too wide",                  :trusted_proxy,     "10.0.0.0/33",    '--trusted-proxy "10.0.0.0/33" is not an IP address or ADDRESS/BITS'],
     ["a Redis URL over TLS",                      :redis_url,         "rediss://h:6379", '--redis-url Redis URL "rediss://h:6379": TLS (rediss://) is not supported'],
-    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host']
+    ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host'],
+    ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"]
   ].freeze
 
   def self.test_name(prefix, what)
@@ -184,7 +196,7 @@ class TestOptions < Minitest::Test
     rejected = REJECTED.map { |row| row[1] }
     accepted = ACCEPTED.map { |row| row[1] }
     Up::Options::DEFAULTS.each_key do |key|
-      next if %i[ca_file cert_file key_file].include?(key) # unused until TLS; checked like bind
+      next if %i[ca_file cert_file key_file].include?(key) # paths: Up::TLSSetup loads them at the start
 
       assert_includes accepted, key, "no accepted value for #{key}"
       assert_includes rejected, key, "no rejected value for #{key}"

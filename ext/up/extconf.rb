@@ -21,6 +21,14 @@ have_library("pthread")
 # permessage-deflate (engine/websocket_deflate.c).
 have_header("zlib.h") && have_library("z") or
   abort "UP! needs zlib for WebSocket compression: apt-get install zlib1g-dev (bin/setup does)"
+# TLS (engine/tls_context.c, engine/transport_tls.c): OpenSSL 3, for its ticket key callback.
+# (A function check would not do: mkmf's probe casts the function, which -Werror refuses.)
+openssl3 = checking_for("OpenSSL 3") do
+  try_compile("#include <openssl/ssl.h>\n#if OPENSSL_VERSION_MAJOR < 3\n#error too old\n#endif\n" \
+              "int main(void) { return 0; }")
+end
+openssl3 && have_library("crypto") && have_library("ssl") or
+  abort "UP! needs OpenSSL 3 for TLS (-s): apt-get install libssl-dev (bin/setup does)"
 
 create_makefile("up/up_ext")
 

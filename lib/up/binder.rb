@@ -12,7 +12,8 @@ module Up
   # both families on one port); a Unix bind its socket file (a stale one left by a dead server
   # is replaced; one a live server listens on is an error). Up::Launcher creates it and owns
   # the sockets; the runners hand their numbers to Up::Server#listen_fd, which serves on them
-  # without closing them.
+  # without closing them. It knows the bind of each socket (#bind_index), across a re-exec too
+  # (UP_LISTEN_FDS says "fd:index"), for the sockets that serve HTTPS (Up::TLSSetup).
   class Binder
     class Error < StandardError; end
 
@@ -25,6 +26,12 @@ module Up
     def initialize(binds)
       @binds = binds
       @sockets = []
+      @bind_indexes = {} # fileno => index in binds
+    end
+
+    # The index in binds of the bind socket was opened for.
+    def bind_index(socket)
+      @bind_indexes.fetch(socket.fileno)
     end
 
     # Opens every bind, or adopts the sockets a restart passed. Raises Error, saying which
@@ -38,11 +45,13 @@ module Up
       raise
     end
 
-    # What a log line shows: http://127.0.0.1:3000, http://[::1]:3000, unix:///run/up.sock.
+    # What a log line shows: http://127.0.0.1:3000, https://[::1]:3443, unix:///run/up.sock.
     def urls
       @sockets.map do |s|
         a = s.local_address
-        a.unix? ? "unix://#{a.unix_path}" : "http://#{address(a)}"
+        next "unix://#{a.unix_path}" if a.unix?
+
+        "#{@binds[bind_index(s)]&.tls? ? "https" : "http"}://#{address(a)}"
       end
     end
 
@@ -58,7 +67,7 @@ module Up
     # cleared) and the new image finds them in the environment.
     def exec_env
       @sockets.each { |s| s.close_on_exec = false }
-      { ENV_FDS => @sockets.map(&:fileno).join(",") }
+      { ENV_FDS => @sockets.map { |s| "#{s.fileno}:#{bind_index(s)}" }.join(",") }
     end
 
     def exec_fds
@@ -89,19 +98,27 @@ module Up
         nil
       end
       @sockets = []
+      @bind_indexes = {}
     end
 
     private
+
+    def add(socket, bind)
+      @sockets << socket
+      @bind_indexes[socket.fileno] = @binds.index(bind)
+    end
 
     def address(a)
       "#{a.ipv6? ? "[#{a.ip_address}]" : a.ip_address}:#{a.ip_port}"
     end
 
     def adopt(fds)
-      @sockets = fds.split(",").map do |fd|
-        Socket.for_fd(Integer(fd)).tap do |s|
+      @sockets = fds.split(",").map do |entry|
+        fd, index = entry.split(":", 2).map { |n| Integer(n, 10) }
+        Socket.for_fd(fd).tap do |s|
           s.close_on_exec = true
           s.nonblock = true
+          @bind_indexes[fd] = index || 0
         end
       end
     rescue ArgumentError, SystemCallError => e
@@ -120,7 +137,7 @@ module Up
 
         port = socket.local_address.ip_port
         @picked_port ||= port if bind.port.zero?
-        @sockets << socket
+        add(socket, bind)
         opened += 1
       end
       raise Error, "#{bind}: no address of #{bind.host} can be bound" if opened.zero?
@@ -159,7 +176,7 @@ module Up
         File.unlink(bind.path) if File.socket?(bind.path)
         raise
       end
-      @sockets << socket
+      add(socket, bind)
     rescue SystemCallError => e
       raise Error, "#{bind}: #{e.message}"
     end

@@ -89,7 +89,8 @@ module Up
         o.separator ""
         o.on("-p", "--port PORT", Integer, "Port to listen on (#{DEFAULTS[:port]})") { |v| options[:port] = v }
         o.on("-b", "--bind ADDRESS", "Address to serve; again for more: a host (all its addresses,",
-             "on --port), tcp://HOST:PORT, [::1], unix:///path.sock?mode=0660 (#{DEFAULTS[:bind].join})") do |v|
+             "on --port), tcp://HOST:PORT, [::1], unix:///path.sock?mode=0660,",
+             "ssl://HOST:PORT?cert=FILE&key=FILE (HTTPS there) (#{DEFAULTS[:bind].join})") do |v|
           (options[:bind] ||= []) << v
         end
         o.on("-w", "--workers N", Integer, "Worker processes (number of processors; 0 and 1 mean a single process)") { |v| options[:workers] = v }
@@ -113,10 +114,14 @@ module Up
         o.on("--worker-timeout SECONDS", Float, "A worker silent this long is killed and replaced (#{DEFAULTS[:worker_timeout].to_i})") do |v|
           options[:worker_timeout] = v
         end
-        o.on("-s", "--secure", "Serve HTTPS (needs -c and -k)") { options[:secure] = true }
-        o.on("-a", "--ca-file FILE", "CA certificate file") { |v| options[:ca_file] = v }
-        o.on("-c", "--cert-file FILE", "Certificate file") { |v| options[:cert_file] = v }
-        o.on("-k", "--key-file FILE", "Private key file") { |v| options[:key_file] = v }
+        o.on("-s", "--secure", "Serve HTTPS on every bind (needs -c and -k; in development,",
+             "without them, a self-signed certificate for localhost is made)") { options[:secure] = true }
+        o.on("-a", "--ca-file FILE", "Chain certificates sent after -c's (PEM)") { |v| options[:ca_file] = v }
+        o.on("-c", "--cert-file FILE", "Certificate, then its chain (PEM)") { |v| options[:cert_file] = v }
+        o.on("-k", "--key-file FILE", "Its private key (PEM)") { |v| options[:key_file] = v }
+        o.on("--key-password-command CMD", "A command that prints the passphrase of encrypted keys") do |v|
+          options[:key_password_command] = v
+        end
         o.on("-l", "--log-file FILE", "Write the server log to FILE (stderr)") { |v| options[:log_file] = v }
         o.on("-P", "--pid-file FILE", "Write the process id to FILE") { |v| options[:pid_file] = v }
         o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|

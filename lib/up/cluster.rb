@@ -25,7 +25,8 @@ module Up
   #   USR1        phased restart (--no-preload): one worker at a time, a new one is forked,
   #               loads the app's current code, and once it serves the old one drains; with
   #               preload it logs that and does a hot restart instead
-  #   HUP         reopen the log file, here and in every worker, and the workers' access log
+  #   HUP         reopen the log file, here and in every worker, and the workers' access log;
+  #               the workers load the certificates again
   #   TTIN, TTOU  one worker more, one fewer (never below one)
   #
   # A worker that exits is replaced at once; one that exits before it served (it failed to
@@ -211,7 +212,7 @@ module Up
         link.close
         Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
                    close: others, options: @options, server_options: server_options(multiprocess: true),
-                   sockets: @binder.sockets, log: @log, hooks: @hooks, app: @app, load_app: @load_app,
+                   sockets: @binder.sockets, tls: @tls, log: @log, hooks: @hooks, app: @app, load_app: @load_app,
                    title: title("worker #{index}"), pubsub_link: worker_link).run
       end
       writer.close
@@ -326,7 +327,7 @@ module Up
 
     def reopen_logs(signal)
       reopen_log(signal)
-      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log]
+      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log] || @tls
     end
 
     def hot_restart(signal)

@@ -52,6 +52,10 @@ module Up
       @names[key] = "#{where(location)}: #{directive}"
     end
 
+    def add_tls_host(host, location)
+      add(:tls_hosts, host, location, "tls_host")
+    end
+
     def add_hook(name, block, location)
       raise Error, "#{where(location)}: #{name} needs a block" unless block
 
@@ -66,7 +70,7 @@ module Up
     # error naming that line. Plain Ruby (ENV, require, conditionals) works as anywhere.
     class DSL
       # Directives that are a setting under the same name, with one value.
-      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file static trusted_proxy]).freeze
+      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file static trusted_proxy tls_hosts]).freeze
 
       def initialize(file)
         @file = file
@@ -103,6 +107,13 @@ module Up
 
       def pidfile(path)
         @file.set(:pid_file, path, caller_locations(1, 1).first, "pidfile")
+      end
+
+      # tls_host "api.example.com", cert_file: "...", key_file: "...", ca_file: nil: the
+      # certificate TLS clients naming that host get (SNI); again for more hosts.
+      def tls_host(host, cert_file: nil, key_file: nil, ca_file: nil)
+        @file.add_tls_host({ host: host, cert_file: cert_file, key_file: key_file, ca_file: ca_file }.compact,
+                           caller_locations(1, 1).first)
       end
 
       Hooks::NAMES.each do |name|

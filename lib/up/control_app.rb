@@ -15,7 +15,8 @@ module Up
       "/phased-restart" => "USR1",
       "/stop" => "TERM",
       "/halt" => "QUIT",
-      "/reopen-logs" => "HUP"
+      "/reopen-logs" => "HUP",
+      "/reload-certs" => "HUP"
     }.freeze
 
     def initialize(runner, token)

@@ -17,7 +17,8 @@ module Up
       "phased-restart" => "USR1",
       "stop" => "TERM",
       "halt" => "QUIT",
-      "reopen-logs" => "HUP"
+      "reopen-logs" => "HUP",
+      "reload-certs" => "HUP"
     }.freeze
 
     class UsageError < StandardError; end

@@ -9,13 +9,15 @@ require_relative "single"
 require_relative "cluster"
 require_relative "start_error"
 require_relative "static_files"
+require_relative "tls_setup"
 
 module Up
   # Starts UP! from checked options (Up::CLI, Up::RackHandler): opens the log, binds the
   # sockets (or adopts them after a re-exec), writes the pid file, and runs one process
   # (Up::Single, -w 0 or 1) or a master and workers (Up::Cluster). When the runner asks for a
   # hot restart (USR2) it re-executes this process in place: same pid, same command line, the
-  # listening sockets kept open. It owns the log, the sockets and the pid file.
+  # listening sockets kept open. It owns the log, the sockets and the pid file; the
+  # certificates of HTTPS binds (Up::TLSSetup) are loaded before any socket is bound.
   class Launcher
     StartError = Up::StartError
 
@@ -52,10 +54,15 @@ module Up
       # in one line, rather than by each worker that fails to boot over it.
       StaticFiles.new(@options).to_h
       check_pid_file
-      @binder = listen
+      binds = parse_binds
+      tls = TLSSetup.for(@options, binds, log: @log)
+      warn_unused_certificate unless tls
+      @binder = listen(binds)
+      tls&.assign(@binder)
       write_pid_file
       runner_class = @options[:workers] > 1 ? Cluster : Single
-      @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app))
+      @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app),
+                                 tls: tls)
       if @runner.run == :stop
         @binder.close # removes the socket files; a restart keeps the sockets instead
         return 0
@@ -98,13 +105,25 @@ module Up
       Rack::Builder.parse_file(path)
     end
 
-    # Every bind, opened before anything forks (or adopted after a re-exec); the port is
-    # --port for binds without one.
-    def listen
-      binds = @options[:bind].map { |spec| Bind.parse(spec, @options[:port]) }
+    # The binds; the port is --port for those without one, and -s makes each serve HTTPS.
+    def parse_binds
+      @options[:bind].map do |spec|
+        bind = Bind.parse(spec, @options[:port])
+        @options[:secure] ? bind.with_tls : bind
+      end
+    end
+
+    # Every bind, opened before anything forks (or adopted after a re-exec).
+    def listen(binds)
       Binder.new(binds).bind
     rescue Binder::Error => e
       raise StartError, "cannot listen on #{e.message}"
+    end
+
+    def warn_unused_certificate
+      return unless @options[:cert_file] || @options[:key_file]
+
+      @log.call("-c/-k are given but no bind serves HTTPS: add -s, or bind ssl://HOST:PORT")
     end
 
     def open_log

@@ -46,8 +46,9 @@ module Up
     # for never), :string (nil allowed only where the default is nil), :binds (a list of
     # Up::Bind specs), :bind (one, with its port), :boolean, :dir_or_false (a path, false for
     # none, nil for the default), :dir_or_true (a path, or true for "the one the site config
-    # names"), :mounts (a list of "/PREFIX=DIR[:DIR...]") or :addresses (a list of IP addresses
-    # or ADDRESS/BITS networks).
+    # names"), :mounts (a list of "/PREFIX=DIR[:DIR...]"), :addresses (a list of IP addresses
+    # or ADDRESS/BITS networks) or :tls_hosts (a list of { host:, cert_file:, key_file:,
+    # ca_file: } Hashes, the config file's tls_host).
     # flag: how the CLI spells it.
     Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
 
@@ -73,6 +74,8 @@ module Up
       Setting.new(:ca_file,           :string,  nil,               nil, nil,        "--ca-file"),
       Setting.new(:cert_file,         :string,  nil,               nil, nil,        "--cert-file"),
       Setting.new(:key_file,          :string,  nil,               nil, nil,        "--key-file"),
+      Setting.new(:key_password_command, :string, nil,             nil, nil,        "--key-password-command"),
+      Setting.new(:tls_hosts,         :tls_hosts, [].freeze,       nil, nil,        "tls_host"),
       Setting.new(:max_head_size,     :integer, 64 * 1024,         256, MAX_HEAD_SIZE, "--max-head-size"),
       Setting.new(:max_headers,       :integer, 100,               1,   MAX_HEADERS, "--max-headers"),
       Setting.new(:max_body_size,     :integer, 1024 * 1024 * 1024, 0,  INT64_MAX,  "--max-body-size"),
@@ -159,7 +162,27 @@ module Up
       when :dir_or_true then [true, "true"].include?(value) ? true : string(setting, value)
       when :mounts then mounts(setting, value)
       when :addresses then addresses(setting, value)
+      when :tls_hosts then tls_hosts(setting, value)
       end
+    end
+
+    TLS_HOST_KEYS = %i[host cert_file key_file ca_file].freeze
+
+    # Each a Hash with a host name ("example.com", "*.example.com"), cert_file and key_file
+    # Strings, and an optional ca_file.
+    def tls_hosts(setting, value)
+      fail!(setting, "must be a list of host certificates") unless value.is_a?(Array)
+      value.map do |host|
+        fail!(setting, "must be { host:, cert_file:, key_file: }, not #{host.inspect}") unless host.is_a?(Hash)
+        unknown = host.keys - TLS_HOST_KEYS
+        fail!(setting, "#{host[:host].inspect}: unknown #{unknown.join(", ")}") unless unknown.empty?
+        %i[host cert_file key_file].each do |key|
+          fail!(setting, "#{host[:host].inspect} needs #{key}:") if host[key].nil?
+          string(setting, host[key])
+        end
+        string(setting, host[:ca_file])
+        host.dup.freeze
+      end.freeze
     end
 
     def integer(setting, value)
@@ -291,11 +314,9 @@ module Up
 
     # Strings for rackup: -O secure=false; a bare -O secure is already true.
     def boolean(setting, value)
-      flag = { true => true, false => false, "true" => true, "false" => false }.fetch(value) do
+      { true => true, false => false, "true" => true, "false" => false }.fetch(value) do
         fail!(setting, "must be true or false, not #{value.inspect}")
       end
-      fail!(setting, "is not supported yet: UP! serves plain HTTP only") if setting.key == :secure && flag
-      flag
     end
 
     def fail!(setting, problem)

@@ -12,7 +12,8 @@ module Up
   # the bound sockets (Up::Binder) and a way to load the app. #run serves until a stop and
   # returns :stop, or :restart when the launcher is to re-execute this process in place
   # (USR2); then #exec_env and #exec_fds say what the new image must inherit. A runner owns
-  # its signal pipe and, in cluster mode, the workers; not the sockets, log or pid file.
+  # its signal pipe and, in cluster mode, the workers; not the sockets, log, pid file or
+  # certificates.
   class Runner
     # The settings Up::Server.new takes (ext/up/ruby/server_object.c).
     SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
@@ -23,8 +24,10 @@ module Up
     # Process titles start with this, so `ps` tells UP!'s processes apart from others.
     TITLE = "up_ruby"
 
-    def initialize(options, log:, hooks:, binder:, load_app:)
+    # tls: the Up::TLSSetup of the HTTPS binds, nil when none.
+    def initialize(options, log:, hooks:, binder:, load_app:, tls: nil)
       @options = options
+      @tls = tls
       @log = log
       @hooks = hooks
       @binder = binder
@@ -96,7 +99,7 @@ module Up
     def new_server(app, multiprocess:)
       server = Server.new(app, server_options(multiprocess: multiprocess))
       server.logger = @log
-      @binder.sockets.each { |s| server.listen_fd(s.fileno) }
+      @binder.sockets.each { |s| server.listen_fd(s.fileno, @tls&.context_for(s.fileno)) }
       server
     end
 

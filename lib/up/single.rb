@@ -13,7 +13,7 @@ module Up
   #   USR2, USR1   restart in place: drain like TERM, then the launcher re-executes this
   #                process (same pid) on the same listening sockets and loads the app again;
   #                connections that come meanwhile wait in the backlog, none is refused
-  #   HUP          reopen the log file and the access log
+  #   HUP          reopen the log file and the access log; load the certificates again
   #   TTIN, TTOU   logged and ignored (there are no workers to add or remove)
   class Single < Runner
     SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU].freeze
@@ -74,6 +74,7 @@ module Up
       when "HUP"
         reopen_log(signal)
         @server&.reopen_access_log
+        @tls&.reload(@server, signal)
       when "TTIN", "TTOU"
         @log.call("#{signal}: one process (-w #{@options[:workers]}), no worker to add or remove; ignored")
       end

@@ -12,5 +12,8 @@ const options = JSON.parse(process.env.UP_NODE_OPTIONS);
 if (options.workers > 1 && cluster.isPrimary) {
   require('./primary').run(options);
 } else {
+  // The options hold the session ticket secret of HTTPS binds: the app and what it spawns
+  // do not see them. The primary keeps them, for the workers it forks.
+  delete process.env.UP_NODE_OPTIONS;
   require('./worker').run(options);
 }

@@ -13,7 +13,8 @@
 //                                        primary exits 0 when they are gone; workers still
 //                                        running --shutdown-timeout + 5 s later are killed
 //   QUIT                                 workers are killed, exit 0
-//   HUP                                  the log file is reopened here and in every worker
+//   HUP                                  the log file is reopened here and in every worker,
+//                                        and the workers reload their certificates (tls.js)
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');

@@ -12,6 +12,7 @@
 // when Content-Length says so) are ours.
 
 const http = require('node:http');
+const https = require('node:https');
 const { Exchange } = require('./exchange');
 const { check } = require('./request_check');
 const { reason } = require('./reason');
@@ -64,11 +65,12 @@ function refuseHandshake(res, bad) {
 }
 
 // options: the checked settings (snake_case, as Up::Options names them). handler: the Ruby
-// Up::Node::Handler. listener: { host, port } for SERVER_NAME when a request has no Host.
-// upgrades: the process's Upgrades (upgrades.js), which WebSockets and event streams join.
-function createServer(options, handler, log, listener, upgrades) {
+// Up::Node::Handler. listener: { host, port, secure } for SERVER_NAME when a request has no
+// Host, and the scheme. upgrades: the process's Upgrades (upgrades.js), which WebSockets and
+// event streams join. tlsBind: a TLSBind (tls.js) for HTTPS, else null.
+function createServer(options, handler, log, listener, upgrades, tlsBind) {
   const headMs = options.head_timeout * 1000;
-  const server = http.createServer({
+  const settings = {
     maxHeaderSize: options.max_head_size,
     headersTimeout: headMs,
     // Node has no pause-between-chunks timer: the whole request gets head + body time.
@@ -78,7 +80,9 @@ function createServer(options, handler, log, listener, upgrades) {
     connectionsCheckingInterval: Math.min(1000, headMs / 2),
     // Node's own refusal has no body; request_check.js refuses it as up_ruby does.
     requireHostHeader: false
-  });
+  };
+  const server = tlsBind ? https.createServer({ ...settings, ...tlsBind.serverOptions }) : http.createServer(settings);
+  if (tlsBind) tlsBind.watch(server);
   // One more than allowed, so that "too many" is visible (Node drops the rest silently).
   server.maxHeadersCount = options.max_headers + 1;
   server.stopping = false;

@@ -3,13 +3,15 @@
 // compiled app (the bundle defines globalThis.Opal and stores the app in Up::Node.app),
 // listens on every address, and on INT/TERM stops gracefully: no new connections, idle ones
 // closed, in-flight requests finished within --shutdown-timeout, exit status 0. QUIT stops
-// at once, HUP reopens the log file. A single process writes the pid file and logs the "listening on" line; a worker
+// at once, HUP reopens the log file and reloads the certificates of HTTPS binds (tls.js). A
+// single process writes the pid file and logs the "listening on" line; a worker
 // tells the primary instead (primary.js).
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('./log');
 const { createServer } = require('./server');
+const { TLSBind } = require('./tls');
 const { EnvBuilder } = require('./env');
 const { describeThrown } = require('./thrown');
 const { Upgrades } = require('./upgrades');
@@ -54,8 +56,8 @@ function bindError(bind, port, error) {
 }
 
 // Listens on each bind in turn, so that port 0 is picked once and every other TCP address
-// gets the same port. Calls done(urls) or fail(message).
-function listenAll(options, handler, upgrades, log, done, fail) {
+// gets the same port. Calls done(urls) or fail(message). tlsBinds collects the HTTPS binds.
+function listenAll(options, handler, upgrades, log, tlsBinds, done, fail) {
   const servers = [];
   const urls = [];
   let picked = 0;
@@ -66,8 +68,15 @@ function listenAll(options, handler, upgrades, log, done, fail) {
     }
     const bind = options.binds[i];
     const port = bind.port === 0 && picked ? picked : bind.port;
-    const listener = { host: bind.path ? 'localhost' : bind.host, port: port };
-    const server = createServer(options, handler, log, listener, upgrades);
+    const listener = { host: bind.path ? 'localhost' : bind.host, port: port, secure: !!bind.tls };
+    let tlsBind = null;
+    try {
+      tlsBind = bind.tls ? new TLSBind(options, bind.tls) : null;
+    } catch (error) {
+      return fail(error.message);
+    }
+    if (tlsBind) tlsBinds.push(tlsBind);
+    const server = createServer(options, handler, log, listener, upgrades, tlsBind);
     server.once('error', (error) => {
       // As up_ruby's binder: an address this host does not have ("localhost" naming ::1
       // where IPv6 is off) is skipped, as long as another one is bound.
@@ -82,7 +91,7 @@ function listenAll(options, handler, upgrades, log, done, fail) {
         fs.chmodSync(bind.path, bind.mode);
       }
       servers.push(server);
-      urls.push(url(bind, listener.port));
+      urls.push(url(bind, listener.port, bind.tls ? 'https' : 'http'));
       next(i + 1);
     };
     if (bind.path) server.listen({ path: bind.path }, ready);
@@ -109,13 +118,17 @@ function run(options) {
     process.stderr.write(`up_node: ${message}\n`);
     process.exit(1);
   };
-  listenAll(options, handler, upgrades, log, (servers, urls) => {
+  const tlsBinds = [];
+  listenAll(options, handler, upgrades, log, tlsBinds, (servers, urls) => {
     process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
     const stop = gracefulStop(servers, upgrades, options, log, name);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     process.on('SIGQUIT', () => process.exit(0));
-    process.on('SIGHUP', () => log.reopen());
+    process.on('SIGHUP', () => {
+      log.reopen();
+      tlsBinds.forEach((tlsBind) => tlsBind.reload(log, `HUP (${name})`));
+    });
     ignoreUnsupportedSignals(log);
     // A streaming body may write from a timer after the app returned; what it raises then
     // has no request to fail. It is logged, and the process goes on serving the others.

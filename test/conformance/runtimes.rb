@@ -10,8 +10,28 @@ module Conformance
   RUNTIMES = {
     "up_ruby" => "exe/up_ruby", # MRI, the C engine on epoll
     "up_node" => "exe/up_node", # Opal on Node's http module
-    "up" => "exe/up"            # Opal on Node, the C engine as a Node-API addon (not built yet)
+    "up" => "exe/up"            # Opal on Node, the C engine as a Node-API addon
   }.freeze
+
+  # Files of the suite a runtime does not run because what they test is not built on it yet:
+  # runtime => file => why. Not a skip that hides a failure: the Rakefile leaves them out and
+  # says so at each run, test_known_gaps.rb checks every file exists, and the README lists
+  # them (gaps_markdown).
+  NOT_BUILT = {
+    "up" => {
+      "test_websocket.rb" => "WebSockets on up (issue 23): the engine has them, the addon does not expose them yet",
+      "test_websocket_protocol.rb" => "WebSockets on up (issue 23), as test_websocket.rb",
+      "test_sse.rb" => "event streams on up (issue 23): not exposed by the addon yet",
+      "test_pubsub.rb" => "pub/sub on up (issue 23): not exposed by the addon yet",
+      "test_pubsub_cluster.rb" => "pub/sub on up (issue 23): not exposed by the addon yet"
+    }
+  }.freeze
+
+  # The suite's files for runtime: all but those NOT_BUILT on it.
+  def self.files_for(runtime, files)
+    skipped = NOT_BUILT.fetch(runtime, {}).keys
+    files.reject { |f| skipped.include?(File.basename(f)) }
+  end
 
   # Names of the runtimes whose command is in the repository.
   def self.available

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "engine_harness.h"
+#include "tls_harness.h"
 
 /* ---------------------------------------------------------------- loop and server */
 
@@ -50,7 +51,9 @@ void harness_start(harness_t *h, const up_server_config_t *cfg, const up_server_
         perror("up_loop_new");
         exit(2);
     }
-    up_loop_set_owner(h->loop, 1);
+#ifndef UP_LOOP_UV
+    up_loop_set_owner(h->loop, 1); /* a libuv loop's thread is the one that made it */
+#endif
     h->server = up_server_new(h->loop, cfg, handler);
 }
 
@@ -64,8 +67,12 @@ void harness_stop(harness_t *h)
 
 void harness_turn(harness_t *h, int timeout_ms)
 {
+#ifdef UP_LOOP_UV
+    up_loop_uv_run_once(h->loop, timeout_ms);
+#else
     up_loop_wait(h->loop, timeout_ms);
     up_loop_dispatch(h->loop);
+#endif
 }
 
 int harness_wait(harness_t *h, int (*cond)(void *arg), void *arg, int timeout_ms)
@@ -104,11 +111,15 @@ void client_open(harness_t *h, client_t *c, const char *early, int server_sndbuf
 
 void client_shut_write(client_t *c)
 {
+    if (c->ssl != NULL)
+        client_tls_shutdown(c);
     shutdown(c->fd, SHUT_WR);
 }
 
 void client_hang_up(client_t *c)
 {
+    if (c->ssl != NULL)
+        client_tls_free(c);
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
@@ -137,7 +148,8 @@ size_t client_read_some(client_t *c, size_t max)
         size_t want = c->cap - c->len;
         if (want > max - total)
             want = max - total;
-        ssize_t n = read(c->fd, c->in + c->len, want);
+        ssize_t n = c->ssl != NULL ? client_tls_read(c, c->in + c->len, want)
+                                   : read(c->fd, c->in + c->len, want);
         if (n > 0) {
             c->len += (size_t)n;
             total += (size_t)n;
@@ -165,7 +177,8 @@ int client_send(harness_t *h, client_t *c, const void *data, size_t len)
     const char *p = data;
     uint64_t deadline = harness_now_ms() + HARNESS_TIMEOUT_MS;
     while (len > 0) {
-        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+        ssize_t n =
+            c->ssl != NULL ? client_tls_write(c, p, len) : send(c->fd, p, len, MSG_NOSIGNAL);
         if (n > 0) {
             p += n;
             len -= (size_t)n;

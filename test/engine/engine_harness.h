@@ -12,7 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "conn.h"
+/* The same tests run on either backend (Makefile: LOOP=uv builds them on libuv). */
+#ifdef UP_LOOP_UV
+#include "loop_uv.h"
+#else
 #include "loop_epoll.h"
+#endif
 #include "response.h"
 #include "server.h"
 
@@ -43,6 +48,8 @@ uint64_t harness_now_ms(void);
 
 typedef struct client_t {
     int fd;          /* the client's end, non-blocking */
+    struct ssl_st *ssl;         /* a TLS client's connection (tls_harness.h), else NULL */
+    struct ssl_ctx_st *ssl_ctx;
     up_conn_t *conn; /* the server's connection; only valid until the server closes it */
     char *in;        /* every byte read so far */
     size_t len, cap; /* bytes in `in`, and room */

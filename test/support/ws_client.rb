@@ -2,6 +2,7 @@
 
 require "base64"
 require "digest/sha1"
+require "openssl"
 require "securerandom"
 require "socket"
 
@@ -31,14 +32,16 @@ class WSClient
   attr_reader :socket, :response_head
 
   # Connects and upgrades; raises unless the server answers 101 with the right accept key.
-  def self.open(port, path: "/", headers: {}, timeout: 5)
-    client = new(port, timeout: timeout)
+  # tls: an OpenSSL::SSL::SSLContext to speak TLS with (wss://).
+  def self.open(port, path: "/", headers: {}, timeout: 5, tls: nil)
+    client = new(port, timeout: timeout, tls: tls)
     client.handshake(path, headers)
     client
   end
 
-  def initialize(port, timeout: 5)
+  def initialize(port, timeout: 5, tls: nil)
     @socket = TCPSocket.new("127.0.0.1", port)
+    @socket = tls_connect(@socket, tls) if tls
     @timeout = timeout
     @buffer = +"".b
   end
@@ -129,7 +132,7 @@ class WSClient
     loop do
       left = deadline - now
       return false if left <= 0
-      return false unless @socket.wait_readable(left)
+      return false unless @socket.to_io.wait_readable(left)
 
       @socket.read_nonblock(65_536)
     end
@@ -142,6 +145,14 @@ class WSClient
   end
 
   private
+
+  def tls_connect(tcp, ctx)
+    ssl = OpenSSL::SSL::SSLSocket.new(tcp, ctx)
+    ssl.sync_close = true
+    ssl.hostname = "localhost"
+    ssl.connect
+    ssl
+  end
 
   def now
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
@@ -159,7 +170,7 @@ class WSClient
     while @buffer.bytesize < want
       left = deadline - now
       raise "no answer within #{@timeout}s" if left <= 0
-      raise "no answer within #{@timeout}s" unless @socket.wait_readable(left)
+      raise "no answer within #{@timeout}s" unless @socket.to_io.wait_readable(left)
 
       chunk = @socket.read_nonblock(65_536, exception: false)
       return false if chunk.nil?
@@ -181,7 +192,7 @@ class WSClient
   def read_until(marker)
     deadline = now + @timeout
     until (i = @buffer.index(marker))
-      raise "no answer within #{@timeout}s" unless @socket.wait_readable([deadline - now, 0].max)
+      raise "no answer within #{@timeout}s" unless @socket.to_io.wait_readable([deadline - now, 0].max)
 
       @buffer << @socket.readpartial(65_536)
     end

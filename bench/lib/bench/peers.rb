@@ -70,6 +70,12 @@ module Bench
                mode: ->(w) { w == 1 ? "1 process (Opal on Node)" : "#{workers(w)} (node:cluster)" }) do |c|
         %W[bundle exec ruby exe/up_node -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
       end,
+      # `up` (issue 23): the same bundle on Node, served by the UP! engine as a Node-API addon
+      # on Node's libuv loop instead of Node's http module. One process only for now.
+      Peer.new(key: "up_addon", group: "node", name: "UP! up", runtime: :up,
+               mode: ->(w) { w == 1 ? "1 process (Opal on Node, engine addon)" : "#{workers(w)}" }) do |c|
+        %W[bundle exec ruby exe/up -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
+      end,
       # agoo's CLI runs a .ru with its Ruby handler on one thread (thread_count 0); its C side
       # reads and writes sockets on threads of its own. It always binds -p on every address
       # (a -b bind is added to that, not used instead), so it is the one server not confined

@@ -65,7 +65,15 @@ up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listene
     conn->_watcher.cb = conn_on_event;
     conn->server = server;
     conn->listener = listener;
-    conn->transport = &up_transport_tcp;
+    conn->transport = listener != NULL ? listener->transport : &up_transport_tcp;
+    if (conn->transport->open(conn, listener != NULL ? listener->transport_ctx : NULL) != 0) {
+        if (server->handler.on_log != NULL)
+            server->handler.on_log("cannot set up a connection's transport: closed at once",
+                                   server->handler.user);
+        close(fd);
+        free(conn);
+        return NULL;
+    }
     conn->protocol = &up_http1_protocol;
     atomic_init(&conn->_state, UP_CONN_OPEN);
     atomic_init(&conn->_refs, 1); /* the loop's, until the backend lets go of the watcher */
@@ -280,29 +288,46 @@ int up_conn_loop_reclaim(up_conn_t *conn)
 
 /* ---------------------------------------------------------------- output */
 
-/* Writes what the socket takes now. Returns 1 when that emptied the output, 0 when it did not
- * (or there was nothing), -1 when the client is gone (conn closed). */
+/* Whether bytes wait for the socket: queued, or accepted by the transport and not sent yet. */
+static int output_pending(const up_conn_t *conn)
+{
+    return !up_outq_empty(&conn->_out) || conn->_unflushed;
+}
+
+/* Writes what the socket takes now: the output queue, then what the transport buffered
+ * (transport.h: its handshake, what writev accepted and could not send at once). Returns 1
+ * when that emptied output that was pending, 0 when it did not (or there was nothing), -1
+ * when the client is gone (conn closed). */
 static int write_out(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
-    if (up_outq_empty(&conn->_out))
-        return 0;
-    uint64_t before = conn->_out.bytes;
-    int64_t r = up_outq_write(&conn->_out, &server->pool, conn->transport, conn,
-                              UP_CONN_MAX_WRITE_PER_EVENT);
-    if (r < 0) {
+    int had = output_pending(conn);
+    if (!up_outq_empty(&conn->_out)) {
+        uint64_t before = conn->_out.bytes;
+        int64_t r = up_outq_write(&conn->_out, &server->pool, conn->transport, conn,
+                                  UP_CONN_MAX_WRITE_PER_EVENT);
+        if (r < 0) {
+            up_conn_loop_close(conn);
+            return -1;
+        }
+        uint64_t done = before - conn->_out.bytes;
+        if (done > 0) {
+            atomic_fetch_sub(&conn->_backlog, done);
+            if (conn->_timer_kind == UP_TIMER_WRITE)
+                conn->_timer_kind = UP_TIMER_NONE; /* progress: the write timer starts again */
+            /* Producers wait for the backlog to fall below a limit, not for it to empty. */
+            wake_waiters(conn);
+        }
+        if (!up_outq_empty(&conn->_out))
+            return 0; /* the transport took what it could; it flushes first next time */
+    }
+    ssize_t f = conn->transport->flush(conn);
+    if (f == UP_IO_ERROR) {
         up_conn_loop_close(conn);
         return -1;
     }
-    uint64_t done = before - conn->_out.bytes;
-    if (done > 0) {
-        atomic_fetch_sub(&conn->_backlog, done);
-        if (conn->_timer_kind == UP_TIMER_WRITE)
-            conn->_timer_kind = UP_TIMER_NONE; /* progress: the write timer starts again */
-        /* Producers wait for the backlog to fall below a limit, not for it to empty. */
-        wake_waiters(conn);
-    }
-    return up_outq_empty(&conn->_out);
+    conn->_unflushed = f != 0;
+    return had && !conn->_unflushed;
 }
 
 int up_conn_loop_queue_shared(up_conn_t *conn, up_shared_t *shared, size_t offset, size_t len)
@@ -322,6 +347,47 @@ void up_conn_loop_defer_update(up_conn_t *conn)
     up_conn_retain(conn);
     conn->_deferred_next = conn->server->deferred;
     conn->server->deferred = conn;
+}
+
+/* The transport holds input the socket will not announce again (transport.h, pending): it is
+ * read at the end of this wake-up, after the other connections had their events. The loop is
+ * woken for it, as nothing else may wake it. */
+static void defer_read(up_conn_t *conn)
+{
+    if (conn->_read_deferred)
+        return;
+    conn->_read_deferred = 1;
+    up_conn_retain(conn);
+    up_server_t *server = conn->server;
+    conn->_read_next = server->deferred_reads;
+    server->deferred_reads = conn;
+    up_loop_wake(server->loop);
+}
+
+void up_conn_loop_run_deferred_reads(up_server_t *server)
+{
+    /* Taken whole: a read deferred again while these run (a client that keeps its transport
+     * full) waits for the next wake-up rather than holding this one. */
+    up_conn_t *list = server->deferred_reads;
+    server->deferred_reads = NULL;
+    while (list != NULL) {
+        up_conn_t *conn = list;
+        list = conn->_read_next;
+        conn->_read_deferred = 0;
+        if (state_of(conn) != UP_CONN_CLOSED)
+            conn_on_event(&conn->_watcher, UP_EV_READ);
+        up_conn_release(conn);
+    }
+}
+
+void up_conn_loop_drop_deferred_reads(up_server_t *server)
+{
+    while (server->deferred_reads != NULL) {
+        up_conn_t *conn = server->deferred_reads;
+        server->deferred_reads = conn->_read_next;
+        conn->_read_deferred = 0;
+        up_conn_release(conn);
+    }
 }
 
 void up_conn_loop_run_deferred(up_server_t *server)
@@ -349,14 +415,16 @@ void up_conn_loop_flush(up_conn_t *conn)
     up_conn_loop_update(conn); /* what is left waits for the socket: watch for it */
 }
 
-/* The timer for what conn waits for now. */
+/* The timer for what conn waits for now. A transport's handshake runs on the head timer, so a
+ * client that never finishes one is closed after the head timeout (up_conn_loop_on_timeout). */
 static void arm_timer(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
     up_conn_state_t state = state_of(conn);
-    int kind = !up_outq_empty(&conn->_out)     ? UP_TIMER_WRITE
-               : state == UP_CONN_LINGERING ? UP_TIMER_LINGER
-                                            : conn->_proto_timer;
+    int kind = output_pending(conn)                 ? UP_TIMER_WRITE
+               : state == UP_CONN_LINGERING         ? UP_TIMER_LINGER
+               : conn->transport->handshaking(conn) ? UP_TIMER_HEAD
+                                                    : conn->_proto_timer;
     if (kind == UP_TIMER_NONE) {
         up_timer_disarm(&conn->_timer);
         conn->_timer_kind = UP_TIMER_NONE;
@@ -373,6 +441,14 @@ static void arm_timer(up_conn_t *conn)
                                 : &server->timers[kind];
     up_timer_arm(list, &conn->_timer, up_loop_now(server->loop));
     conn->_timer_kind = kind;
+}
+
+/* Whether conn reads its socket now: what conn_on_event reads on a read event. */
+static int wants_input(const up_conn_t *conn)
+{
+    up_conn_state_t state = state_of(conn);
+    return (state == UP_CONN_OPEN && conn->_want_read && !conn->eof) ||
+           state == UP_CONN_LINGERING;
 }
 
 /* LENT_HIJACKING, its output written: the loop forgets the socket and the borrower may take
@@ -412,7 +488,7 @@ void up_conn_loop_update(up_conn_t *conn)
     up_conn_state_t state = state_of(conn);
     if (is_broken(state))
         return;
-    int pending = !up_outq_empty(&conn->_out);
+    int pending = output_pending(conn);
     if (state == UP_CONN_LENT_HIJACKING && !pending) {
         hand_over(conn);
         return;
@@ -424,18 +500,21 @@ void up_conn_loop_update(up_conn_t *conn)
         }
         conn->transport->shutdown(conn);
         set_state(conn, state = UP_CONN_LINGERING);
+        if (write_out(conn) < 0) /* what the shutdown buffered (a TLS close_notify) */
+            return;
     }
-    unsigned events = pending ? UP_EV_WRITE : 0;
+    unsigned events = output_pending(conn) ? UP_EV_WRITE : 0;
     if (state == UP_CONN_LENT)
         events |= conn->_watcher.events & UP_EV_READ; /* as conn_on_event left it */
-    else if ((state == UP_CONN_OPEN && conn->_want_read && !conn->eof) ||
-             state == UP_CONN_LINGERING)
+    else if (wants_input(conn))
         events |= UP_EV_READ;
     if (up_loop_watch(conn->server->loop, &conn->_watcher,
                       conn->transport->events(conn, events)) != 0) {
         up_conn_loop_close(conn);
         return;
     }
+    if (wants_input(conn) && conn->transport->pending(conn))
+        defer_read(conn);
     arm_timer(conn);
 }
 
@@ -476,9 +555,9 @@ void up_conn_loop_compact_input(up_conn_t *conn)
     conn->_rpos = 0;
 }
 
-/* Reads what is there into _rbuf. Returns 1 when the protocol should look (new bytes or end of
- * stream), 0 when nothing came, -1 when conn was closed. */
-static int read_in(up_conn_t *conn)
+/* Reads what is there into _rbuf. Returns the bytes read, or 1 at the end of stream (the
+ * protocol should look), 0 when nothing came, -1 when conn was closed. */
+static ssize_t read_in(up_conn_t *conn)
 {
     up_buffer_t *b = &conn->_rbuf;
     if (b->base != NULL && conn->_rpos == b->len)
@@ -488,7 +567,7 @@ static int read_in(up_conn_t *conn)
     ssize_t n = conn->transport->read(conn, b->base + b->len, b->cap - b->len);
     if (n > 0) {
         b->len += (size_t)n;
-        return 1;
+        return n;
     }
     if (n == 0) {
         conn->eof = 1;
@@ -498,6 +577,26 @@ static int read_in(up_conn_t *conn)
         return 0;
     up_conn_loop_close(conn);
     return -1;
+}
+
+/* Reads and hands the bytes to the protocol, again while it wants input and the transport
+ * holds more that the socket will not announce (transport.h), at most
+ * UP_CONN_MAX_READ_PER_EVENT bytes: what is left then is read at the end of the wake-up
+ * (up_conn_loop_update defers it), after the other connections had their turn. */
+static void read_input(up_conn_t *conn)
+{
+    size_t budget = UP_CONN_MAX_READ_PER_EVENT;
+    for (;;) {
+        ssize_t r = read_in(conn);
+        if (r < 0)
+            return;
+        if (r > 0)
+            conn->protocol->on_read(conn);
+        if (r == 0 || (size_t)r >= budget || state_of(conn) != UP_CONN_OPEN ||
+            !conn->_want_read || conn->eof || !conn->transport->pending(conn))
+            return;
+        budget -= (size_t)r;
+    }
 }
 
 static void conn_on_event(up_watcher_t *w, unsigned revents)
@@ -516,11 +615,9 @@ static void conn_on_event(up_watcher_t *w, unsigned revents)
              * waking the loop (the client sent more, or left). */
             up_loop_watch(conn->server->loop, w, w->events & ~UP_EV_READ);
         } else if (state == UP_CONN_OPEN && conn->_want_read && !conn->eof) {
-            int r = read_in(conn);
-            if (r < 0)
+            read_input(conn);
+            if (state_of(conn) == UP_CONN_CLOSED)
                 return;
-            if (r > 0)
-                conn->protocol->on_read(conn);
         }
     }
     up_conn_loop_update(conn);
@@ -531,7 +628,8 @@ void up_conn_loop_on_timeout(up_conn_t *conn)
     int kind = conn->_timer_kind;
     up_timer_disarm(&conn->_timer);
     conn->_timer_kind = UP_TIMER_NONE;
-    if (kind == UP_TIMER_WRITE || kind == UP_TIMER_LINGER) {
+    /* A client that never finished its handshake has no protocol to answer it in. */
+    if (kind == UP_TIMER_WRITE || kind == UP_TIMER_LINGER || conn->transport->handshaking(conn)) {
         up_conn_loop_close(conn);
         return;
     }

@@ -66,6 +66,19 @@
  * output to drain (back-pressure) waits on a waiter of its own on that connection, woken when
  * that connection's backlog falls, not when any connection's does.
  *
+ * ---- Transport -------------------------------------------------------------------------------
+ *
+ * The connection moves bytes through its listener's transport (transport.h), never a socket
+ * call of its own, and keeps the transport's side of the bargain: after every event, whatever
+ * it was, it writes what is queued and then has the transport flush what it buffered
+ * (_unflushed while bytes are left: the write timer runs and writability is watched, and a
+ * FLUSHING connection lingers only once its transport sent everything, a TLS close_notify
+ * included); it reads again while the transport holds input (pending), up to
+ * UP_CONN_MAX_READ_PER_EVENT, and a read it could not do at once (the connection did not want
+ * input then, or the budget ran out) is done at the end of the wake-up
+ * (up_conn_loop_run_deferred_reads); the watched events are what the transport makes of the
+ * wanted ones; and while the transport handshakes, the head timer runs and its expiry closes.
+ *
  * Fields starting with '_' belong to the engine; the rest are the protocol's and binding's. */
 
 #include <netinet/in.h>
@@ -153,14 +166,19 @@ struct up_conn_t {
     unsigned _idle_timeout_ms; /* UP_TIMER_IDLE's duration for this connection */
     unsigned _want_read : 1;
     unsigned _deferred : 1;   /* on server->deferred */
+    unsigned _unflushed : 1;  /* the transport holds bytes it has not sent (transport.h) */
+    unsigned _read_deferred : 1; /* on server->deferred_reads: the transport holds input */
     up_conn_t *_deferred_next;
+    up_conn_t *_read_next;
     up_conn_t *_prev, *_next; /* server->conns, while not CLOSED */
 };
 
 /* ---- loop thread ------------------------------------------------------------------------- */
 
-/* Takes a freshly accepted, non-blocking socket as a plain TCP connection speaking HTTP/1.
- * Returns the connection (it may already be closed if the first read failed). */
+/* Takes a freshly accepted, non-blocking socket as a connection speaking HTTP/1 over the
+ * listener's transport, opened with the listener's context (listener NULL: plain TCP).
+ * Returns the connection (it may already be closed if the first read failed), or NULL when
+ * the transport could not be set up (the socket is closed and a line logged). */
 up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener, int fd,
                                const struct sockaddr *addr);
 /* Closes at once, whatever is queued; when LENT, marks it LENT_BROKEN (the borrower's
@@ -208,6 +226,11 @@ void up_conn_loop_close_abandoned(up_conn_t *conn);
  * connections: each is written once, not once per message). Holds a reference meanwhile. */
 void up_conn_loop_defer_update(up_conn_t *conn);
 void up_conn_loop_run_deferred(up_server_t *server);
+/* Reads, for each connection whose transport held input that no event announces (transport.h,
+ * pending), what it holds: the loop was woken for them. At a wake-up, before the deferred
+ * writes. The drop variant lets go of them unread (the server is being freed). */
+void up_conn_loop_run_deferred_reads(up_server_t *server);
+void up_conn_loop_drop_deferred_reads(up_server_t *server);
 /* Appends a reference to shared bytes to the output of an OPEN connection (a broadcast frame;
  * the loop's own, no mail). Returns 0, or -1 when the connection is not OPEN. */
 int up_conn_loop_queue_shared(up_conn_t *conn, up_shared_t *shared, size_t offset, size_t len);
@@ -288,5 +311,8 @@ void up_conn_any_cancel_waits(up_conn_t *conn);
 #define UP_CONN_BACKLOG_LIMIT (256 * 1024)
 /* Bytes written to one connection per loop event, so one fast client cannot starve others. */
 #define UP_CONN_MAX_WRITE_PER_EVENT (1024 * 1024)
+/* Bytes read from one connection per loop event when its transport holds more than one read
+ * gives (TLS records): the rest waits for the end of the wake-up. */
+#define UP_CONN_MAX_READ_PER_EVENT (256 * 1024)
 
 #endif

@@ -397,12 +397,20 @@ static void http1_on_timeout(up_conn_t *conn)
 }
 
 /* No more requests: an idle connection closes (after what is queued), a busy one after its
- * response (request_done). */
+ * response (request_done), one still in its transport's handshake after its first. */
 static void stop_taking_requests(up_conn_t *conn)
 {
     up_http1_t *h1 = &conn->_h1;
     if (h1->state != UP_HTTP1_IDLE)
         return;
+    if (conn->transport->handshaking(conn)) {
+        /* A handshake is the start of a first request, as a partial head is: the request
+         * that follows is answered, then the connection closes (request_done sees the stop).
+         * The handshake runs on the head timer; so does the wait for that request, rather
+         * than keep-alive's, and an idle close ends it. */
+        up_conn_loop_set_timer(conn, UP_TIMER_HEAD);
+        return;
+    }
     if (up_outq_empty(&conn->_out) && conn->_rbuf.len == conn->_rpos) {
         up_conn_loop_close(conn);
         return;

@@ -143,6 +143,7 @@ static void server_on_wake(void *data)
     up_server_t *server = data;
     run_tasks(server);
     up_conn_loop_take_mail(server);
+    up_conn_loop_run_deferred_reads(server);
     up_conn_loop_run_deferred(server);
 }
 
@@ -175,6 +176,7 @@ static void really_free(up_server_t *server)
     while (server->retired_listeners != NULL) {
         up_listener_t *l = server->retired_listeners;
         server->retired_listeners = l->next;
+        l->transport->release_context(l->transport_ctx);
         free(l);
     }
     up_buffer_pool_dispose(&server->pool);
@@ -224,6 +226,7 @@ void up_server_free(up_server_t *server)
      * left to return it (the contract), so it is closed as abandoned. */
     run_tasks(server);
     up_conn_loop_take_mail(server);
+    up_conn_loop_drop_deferred_reads(server);
     up_conn_loop_run_deferred(server);
     while (server->conns != NULL)
         up_conn_loop_close_abandoned(server->conns);
@@ -307,33 +310,50 @@ static void describe_address(up_listener_t *l, int fd)
     snprintf(l->port, sizeof(l->port), "%u", port);
 }
 
-static int add_listener(up_server_t *server, int fd, int owned, const char **err)
+static int add_listener(up_server_t *server, int fd, int owned, const up_transport_t *transport,
+                        void *ctx, const char **err)
 {
     up_listener_t *l = up_calloc(1, sizeof(*l));
-    /* Wake us only when the first request bytes are in: one less trip through the loop. */
+    /* Wake us only when the first request bytes are in (a TLS client's hello): one less trip
+     * through the loop. */
     up_tcp_defer_accept(fd);
     l->watcher.fd = fd;
     l->owned = owned;
     l->watcher.cb = listener_on_read;
     l->server = server;
+    l->transport = transport;
+    l->transport_ctx = ctx;
     describe_address(l, fd);
     if (up_loop_watch(server->loop, &l->watcher, UP_EV_READ) != 0) {
         *err = strerror(errno);
         free(l);
         return -1;
     }
+    transport->retain_context(ctx);
     l->next = server->listeners;
     server->listeners = l;
     update_accepting(server);
     return 0;
 }
 
+int up_server_adopt_listener_with(up_server_t *server, int fd, const up_transport_t *transport,
+                                  void *ctx, const char **err)
+{
+    return add_listener(server, fd, 0, transport, ctx, err);
+}
+
 int up_server_adopt_listener(up_server_t *server, int fd, const char **err)
 {
-    return add_listener(server, fd, 0, err);
+    return add_listener(server, fd, 0, &up_transport_tcp, NULL, err);
 }
 
 int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err)
+{
+    return up_server_listen_with(server, host, port, &up_transport_tcp, NULL, err);
+}
+
+int up_server_listen_with(up_server_t *server, const char *host, const char *port,
+                          const up_transport_t *transport, void *ctx, const char **err)
 {
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
@@ -359,7 +379,7 @@ int up_server_listen(up_server_t *server, const char *host, const char *port, co
             *err = one_err;
             continue;
         }
-        if (add_listener(server, fd, 1, err) != 0) {
+        if (add_listener(server, fd, 1, transport, ctx, err) != 0) {
             close(fd);
             freeaddrinfo(res);
             return -1;
@@ -368,6 +388,42 @@ int up_server_listen(up_server_t *server, const char *host, const char *port, co
     }
     freeaddrinfo(res);
     return bound > 0 ? 0 : -1;
+}
+
+/* A context to put in place of another, on the loop thread (up_server_any_replace_context). */
+typedef struct replace_task_t {
+    up_task_t task; /* first: the task list hands it back */
+    const up_transport_t *transport;
+    void *old_ctx, *ctx;
+} replace_task_t;
+
+static void replace_context(up_server_t *server, up_task_t *task)
+{
+    replace_task_t *r = (replace_task_t *)task;
+    for (up_listener_t *l = server->listeners; l != NULL; l = l->next) {
+        if (l->transport != r->transport || l->transport_ctx != r->old_ctx)
+            continue;
+        r->transport->retain_context(r->ctx);
+        r->transport->release_context(l->transport_ctx);
+        l->transport_ctx = r->ctx;
+    }
+    r->transport->release_context(r->old_ctx);
+    r->transport->release_context(r->ctx);
+    free(r);
+}
+
+void up_server_any_replace_context(up_server_t *server, const up_transport_t *transport,
+                                   void *old_ctx, void *ctx)
+{
+    replace_task_t *r = up_malloc(sizeof(*r));
+    r->task.run = replace_context;
+    r->transport = transport;
+    /* The task's own references: the caller may drop its references before the loop runs it. */
+    transport->retain_context(old_ctx);
+    transport->retain_context(ctx);
+    r->old_ctx = old_ctx;
+    r->ctx = ctx;
+    up_server_any_task(server, &r->task);
 }
 
 /* ---------------------------------------------------------------- stopping */

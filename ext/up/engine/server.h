@@ -13,6 +13,7 @@
 #include "http1_parser.h"
 #include "loop.h"
 #include "timer.h"
+#include "transport.h"
 
 typedef struct up_conn_t up_conn_t;
 typedef struct up_server_t up_server_t;
@@ -104,10 +105,14 @@ typedef struct up_server_handler_t {
 
 /* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks, so
  * a listener closed at a graceful stop is kept (server->retired_listeners) until the server is
- * freed, which is after its last connection. */
+ * freed, which is after its last connection. Its transport (transport.h) is the one of every
+ * connection it accepts, each opened with the listener's context at that moment (one
+ * reference held by the listener; up_server_any_replace_context swaps it). */
 typedef struct up_listener_t {
     up_watcher_t watcher;
     up_server_t *server;
+    const up_transport_t *transport;
+    void *transport_ctx; /* NULL for TCP; loop thread */
     char host[64]; /* numeric address ("127.0.0.1", "[::1]") */
     char port[8];
     int owned;     /* the engine bound it and closes it; an adopted one is only forgotten */
@@ -141,6 +146,7 @@ struct up_server_t {
     _Atomic(up_conn_t *) mail_head;
     _Atomic(up_task_t *) task_head; /* the same for up_server_any_task */
     up_conn_t *deferred; /* connections to write at the end of the wake-up (conn.h) */
+    up_conn_t *deferred_reads; /* connections whose transport holds input (conn.h) */
     /* The owner's reference (until up_server_free), one per connection not yet freed and one
      * per watcher the backend has not let go of: the last release frees the server, on
      * whichever thread makes it (a connection may outlive its close in another thread's
@@ -168,6 +174,18 @@ up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms
 int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err);
 /* Starts accepting on a socket that is already bound and listening (inherited from a master). */
 int up_server_adopt_listener(up_server_t *server, int fd, const char **err);
+/* The same two for connections of another transport than TCP (TLS), each opened with ctx: the
+ * server takes references of its own (transport->retain_context), the caller keeps its. */
+int up_server_listen_with(up_server_t *server, const char *host, const char *port,
+                          const up_transport_t *transport, void *ctx, const char **err);
+int up_server_adopt_listener_with(up_server_t *server, int fd, const up_transport_t *transport,
+                                  void *ctx, const char **err);
+/* Every listener whose context is old takes ctx instead, for the connections it accepts from
+ * then on (new certificates: connections already open go on with theirs). Any thread, while
+ * the server runs: done on the loop thread at its next wake-up, with references of its own
+ * (the caller keeps its references to both). */
+void up_server_any_replace_context(up_server_t *server, const up_transport_t *transport,
+                                   void *old_ctx, void *ctx);
 
 /* Graceful stop, begun on the loop thread: stop accepting, close idle connections, and make
  * busy ones close after their current response. up_server_num_conns tells when it is done. */

@@ -418,7 +418,7 @@ static int from_trusted_proxy(const up_static_t *st, const up_conn_t *conn)
  * (the first value of X-Forwarded-Proto: the proto the client used at the first proxy). */
 static int is_secure(request_t *r)
 {
-    if (r->conn->transport != &up_transport_tcp)
+    if (r->conn->transport->secure)
         return 1;
     up_slice_t v = r->forwarded_proto;
     if (v.base == NULL || !from_trusted_proxy(r->st, r->conn))

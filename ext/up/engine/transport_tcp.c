@@ -95,15 +95,48 @@ static unsigned tcp_events(up_conn_t *conn, unsigned wanted)
     return wanted;
 }
 
+/* TCP keeps no state, buffers nothing and has no handshake. */
+static int tcp_open(up_conn_t *conn, void *ctx)
+{
+    (void)conn;
+    (void)ctx;
+    return 0;
+}
+
+static ssize_t tcp_flush(up_conn_t *conn)
+{
+    (void)conn;
+    return 0;
+}
+
+static int tcp_nothing_pending(up_conn_t *conn)
+{
+    (void)conn;
+    return 0;
+}
+
+static void tcp_no_context(void *ctx)
+{
+    (void)ctx;
+}
+
 const up_transport_t up_transport_tcp = {
     .name = "tcp",
+    .scheme = "http",
+    .secure = 0,
+    .open = tcp_open,
     .read = tcp_read,
     .writev = tcp_writev,
     .sendfile = tcp_sendfile,
+    .flush = tcp_flush,
+    .pending = tcp_nothing_pending,
+    .handshaking = tcp_nothing_pending,
     .shutdown = tcp_shutdown,
     .close = tcp_close,
     .detach = tcp_detach,
     .events = tcp_events,
+    .retain_context = tcp_no_context,
+    .release_context = tcp_no_context,
 };
 
 static int set_nonblock_cloexec(int fd)

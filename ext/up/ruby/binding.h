@@ -324,6 +324,10 @@ int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VAL
 
 /* WebSocket and SSE clients (client.c). */
 void up_rb_init_client(VALUE mUp);
+/* Up::TLSContext (tls_object.c): the engine context of an object, raising TypeError for
+ * anything else. */
+void up_rb_init_tls(VALUE mUp);
+struct up_tls_context_t *up_rb_tls_context_get(VALUE obj);
 /* After the app's call: if it took the upgrade its request asked for (env["rack.upgrade"] and a
  * status below 300), answers it (101, or an event stream's head), calls the body's close and
  * returns 1; else 0 and the response is the app's to write. */

@@ -19,12 +19,13 @@ static VALUE key_request_method, key_script_name, key_path_info, key_query_strin
     key_remote_addr, key_content_length, key_content_type, key_server_software,
     key_gateway_interface, key_rack_version, key_rack_url_scheme, key_rack_errors,
     key_rack_multithread, key_rack_multiprocess, key_rack_run_once, key_rack_hijack_p,
-    key_http_host;
+    key_http_host, key_https;
 VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finished,
     up_rb_key_rack_early_hints, up_rb_key_rack_upgrade, up_rb_key_rack_hijack;
 static VALUE key_rack_upgrade_p, sym_websocket, sym_sse;
 
-static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost;
+static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost, str_https,
+    str_port443, str_on;
 
 /* Methods and common headers get ready frozen Strings; the rest are built per request. */
 static const char *const common_methods[] = {"GET",     "POST",  "PUT",     "DELETE",
@@ -107,12 +108,16 @@ void up_rb_init_env(VALUE mUp)
     up_rb_key_rack_input = frozen("rack.input");
     up_rb_key_response_finished = frozen("rack.response_finished");
     key_http_host = frozen("HTTP_HOST");
+    key_https = frozen("HTTPS");
     str_empty = frozen("");
     str_http11 = frozen("HTTP/1.1");
     str_http10 = frozen("HTTP/1.0");
     str_port80 = frozen("80");
     str_http = frozen("http");
     str_localhost = frozen("localhost");
+    str_https = frozen("https");
+    str_port443 = frozen("443");
+    str_on = frozen("on");
     for (int i = 0; common_methods[i] != NULL; i++)
         method_strings[i] = frozen(common_methods[i]);
     for (size_t i = 0; i < NUM_COMMON_HEADERS; i++) {
@@ -255,11 +260,13 @@ static void put_server_name(pairs_t *p, up_conn_t *conn)
     }
     up_http1_split_authority(head->host, &host, &port);
     put(p, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
-    put(p, key_server_port, port.len > 0 ? slice_str(port) : str_port80);
+    put(p, key_server_port,
+        port.len > 0 ? slice_str(port) : conn->transport->secure ? str_port443 : str_port80);
 }
 
-/* Pairs besides the template's and the headers'. */
-#define REQUEST_PAIRS 16
+/* Pairs besides the template's and the headers': 16, and 3 over TLS (rack.url_scheme, HTTPS,
+ * rack.hijack?). */
+#define REQUEST_PAIRS 19
 
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
@@ -267,6 +274,15 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
     pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
+    /* A transport that cannot give its socket up (TLS: the session's state is the engine's)
+     * offers no hijack: rack.hijack? false and no rack.hijack (Rack 3.2 SPEC, "Hijacking"). */
+    int hijackable = conn->transport->detach != NULL;
+    if (!hijackable)
+        put(&p, key_rack_hijack_p, Qfalse); /* over the template's (a later pair wins) */
+    if (conn->transport->secure) {
+        put(&p, key_rack_url_scheme, str_https);
+        put(&p, key_https, str_on);
+    }
 
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
@@ -287,8 +303,11 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     if (srv->early_hints)
         put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
     put(&p, up_rb_key_response_finished, rb_ary_new());
-    VALUE hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
-    put(&p, up_rb_key_rack_hijack, hijack);
+    VALUE hijack = Qnil;
+    if (hijackable) {
+        hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
+        put(&p, up_rb_key_rack_hijack, hijack);
+    }
     /* reference/websocket-pubsub.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
@@ -303,7 +322,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     VALUE env = rb_hash_dup(srv->env_template);
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
-    up_rb_hijack_set_env(hijack, env);
+    if (hijackable)
+        up_rb_hijack_set_env(hijack, env);
     if (underscored)
         add_underscored_headers(env, head);
     return env;

@@ -20,6 +20,10 @@
  * a WebSocket client sends nothing before the 101 it waits for (RFC 6455 §4.1), so for Action
  * Cable and faye-websocket there are none.
  *
+ * Over TLS there is no hijack: the session's state lives in the engine, and the socket alone
+ * carries records the app could not read. The env says rack.hijack? false and has no
+ * rack.hijack (env.c); a response that hands the connection on anyway gets a 500.
+ *
  * A hijacked connection is no longer the server's: it does not count in its connections and a
  * graceful stop does not wait for it (as Puma, which forgets a hijacked socket). A partial
  * hijack's callable or a 101 body runs on the app thread, like any app code, for as long as it
@@ -310,7 +314,19 @@ int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VAL
         if (NIL_P(r.callable))
             return 0;
         int state = 0;
-        rb_protect(respond_with_socket, (VALUE)&r, &state);
+        if (conn->transport->detach == NULL) {
+            /* TLS: the socket carries records only the engine can read (env.c offers no
+             * hijack there); the app answered as if it could, which is its error. */
+            VALUE err = rb_exc_new_cstr(rb_eNotImpError,
+                                        "the response hands the connection to a callable, "
+                                        "but this connection cannot be hijacked (TLS: "
+                                        "rack.hijack? is false)");
+            up_rb_report(srv, err, env);
+            up_response_send_simple(conn, 500, "Internal Server Error", 1);
+            *error_out = err;
+        } else {
+            rb_protect(respond_with_socket, (VALUE)&r, &state);
+        }
         if (state != 0) {
             VALUE err = rb_errinfo();
             rb_set_errinfo(Qnil);

@@ -11,6 +11,7 @@
 #include <ruby/version.h>
 #include "client.h"
 #include "static_file.h"
+#include "tls.h"
 
 static VALUE cServer, eListenError;
 
@@ -273,25 +274,51 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     return self;
 }
 
-/* listen(host, port): binds every address host names; raises Up::ListenError. */
-static VALUE Server_listen(VALUE self, VALUE host, VALUE port)
+/* The transport and context of a listener: TLS with an Up::TLSContext, else plain TCP. */
+static const up_transport_t *transport_of(VALUE tls, void **ctx)
 {
+    *ctx = NIL_P(tls) ? NULL : up_rb_tls_context_get(tls);
+    return NIL_P(tls) ? &up_transport_tcp : &up_transport_tls;
+}
+
+/* listen(host, port, tls = nil): binds every address host names, serving TLS with an
+ * Up::TLSContext; raises Up::ListenError. */
+static VALUE Server_listen(int argc, VALUE *argv, VALUE self)
+{
+    VALUE host, port, tls;
+    rb_scan_args(argc, argv, "21", &host, &port, &tls);
     up_rb_server_t *srv = get(self);
     const char *err = NULL;
     VALUE port_str = rb_obj_as_string(port);
     const char *h = NIL_P(host) ? NULL : StringValueCStr(host);
-    if (up_server_listen(srv->server, h, StringValueCStr(port_str), &err) != 0)
+    void *ctx;
+    const up_transport_t *transport = transport_of(tls, &ctx);
+    if (up_server_listen_with(srv->server, h, StringValueCStr(port_str), transport, ctx, &err) != 0)
         rb_raise(eListenError, "cannot listen on %s:%s: %s", h ? h : "*",
                  StringValueCStr(port_str), err ? err : "no address");
     return self;
 }
 
-/* listen_fd(fd): serves on an inherited listening socket. */
-static VALUE Server_listen_fd(VALUE self, VALUE fd)
+/* listen_fd(fd, tls = nil): serves on an inherited listening socket, TLS with an
+ * Up::TLSContext. */
+static VALUE Server_listen_fd(int argc, VALUE *argv, VALUE self)
 {
+    VALUE fd, tls;
+    rb_scan_args(argc, argv, "11", &fd, &tls);
     const char *err = NULL;
-    if (up_server_adopt_listener(get(self)->server, NUM2INT(fd), &err) != 0)
+    void *ctx;
+    const up_transport_t *transport = transport_of(tls, &ctx);
+    if (up_server_adopt_listener_with(get(self)->server, NUM2INT(fd), transport, ctx, &err) != 0)
         rb_raise(eListenError, "cannot serve on fd %d: %s", NUM2INT(fd), err);
+    return self;
+}
+
+/* replace_tls(old, new): the listeners serving the Up::TLSContext old serve new from their next
+ * connection on (new certificates); connections open go on with old. Any thread. */
+static VALUE Server_replace_tls(VALUE self, VALUE old_tls, VALUE new_tls)
+{
+    up_server_any_replace_context(get(self)->server, &up_transport_tls,
+                                  up_rb_tls_context_get(old_tls), up_rb_tls_context_get(new_tls));
     return self;
 }
 
@@ -434,8 +461,9 @@ void up_rb_init_server(VALUE mUp)
     eListenError = rb_define_class_under(mUp, "ListenError", rb_eStandardError);
     rb_define_alloc_func(cServer, Server_alloc);
     rb_define_method(cServer, "initialize", Server_initialize, 2);
-    rb_define_method(cServer, "listen", Server_listen, 2);
-    rb_define_method(cServer, "listen_fd", Server_listen_fd, 1);
+    rb_define_method(cServer, "listen", Server_listen, -1);
+    rb_define_method(cServer, "listen_fd", Server_listen_fd, -1);
+    rb_define_method(cServer, "replace_tls", Server_replace_tls, 2);
     rb_define_method(cServer, "addresses", Server_addresses, 0);
     rb_define_method(cServer, "run", Server_run, 0);
     rb_define_method(cServer, "stop", Server_stop, -1);

@@ -22,7 +22,8 @@ module Up
     #
     #   INT, TERM   graceful stop (the master sends TERM)
     #   QUIT        stop at once, requests in flight cut off
-    #   HUP         reopen the log file and the access log (the master forwards it)
+    #   HUP         reopen the log file and the access log, load the certificates again (the
+    #               master forwards it)
     class Worker
       SIGNALS = %w[INT TERM QUIT HUP].freeze
       # Signals meant for the master; a worker that gets them from a process-group kill
@@ -34,8 +35,9 @@ module Up
       # run here until ours are in. close: master-only IOs to close. app: the preloaded app,
       # or nil to load it here with load_app. title: its process title.
       def initialize(index:, phase:, pipe:, check:, master_signals:, close:, options:, server_options:,
-                     sockets:, log:, hooks:, app:, load_app:, title:, pubsub_link: nil)
+                     sockets:, log:, hooks:, app:, load_app:, title:, pubsub_link: nil, tls: nil)
         @index = index
+        @tls = tls
         @pubsub_link = pubsub_link
         @title = title
         @phase = phase
@@ -85,7 +87,7 @@ module Up
         app = @app || @load_app.call
         server = Server.new(app, @server_options)
         server.logger = @log
-        @sockets.each { |s| server.listen_fd(s.fileno) }
+        @sockets.each { |s| server.listen_fd(s.fileno, @tls&.context_for(s.fileno)) }
         @server = server
         PubSub.cluster_link&.start(server)
         server.stop if @stop_asked
@@ -118,6 +120,7 @@ module Up
         when "HUP"
           reopen_log
           @server&.reopen_access_log
+          @tls&.reload(@server, "worker #{@index}")
         end
       end
 

@@ -1,10 +1,12 @@
 # frozen_string_literal: true
 
 require "json"
+require "securerandom"
 require "socket"
 require_relative "../bind"
 require_relative "../start_error"
 require_relative "../static_files"
+require_relative "../tls_settings"
 require_relative "../version"
 require_relative "bundle"
 
@@ -19,6 +21,7 @@ module Up
       StartError = Up::StartError
 
       MAIN = File.join(Bundle::ROOT, "node", "up_node", "main.js")
+      PROGRAM = "up_node"
       # The app of --static-only, which has no config.ru: it answers what the files leave to
       # it (an upgrade) with a 404, as Up::StaticFiles::NOT_FOUND_APP does on up_ruby.
       STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
@@ -48,7 +51,7 @@ module Up
         note = format("%s %s in %.2f s (%s)", state == :built ? "compiled" : "reused the compiled", rackup,
                       bundle.seconds, describe_sizes(*bundle.sizes))
         # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
-        exec(node_env(bundle.path, note), node, "--enable-source-maps", MAIN)
+        exec(node_env(bundle.path, note), node, "--enable-source-maps", self.class::MAIN)
       rescue Bundle::CompileError => e
         raise StartError, e.message
       rescue SystemCallError => e
@@ -65,9 +68,9 @@ module Up
 
       def check_supported
         UNSUPPORTED.each do |key, flag|
-          raise StartError, "#{flag} is not supported by up_node yet" if @options[key]
+          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key]
         end
-        raise StartError, "config file hooks are not supported by up_node (they run on MRI)" if @hooks && !@hooks.empty?
+        raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?
       end
 
       def node
@@ -97,15 +100,21 @@ module Up
         [opal_modules, ENV["NODE_PATH"]].compact.reject(&:empty?).join(File::PATH_SEPARATOR)
       end
 
-      # Every address to listen on, for Node: { host:, port:, ipv6: } or { path:, mode: }. A
-      # host is every address it resolves to, as up_ruby binds it (localhost: 127.0.0.1 and
-      # ::1); the port 0 is kept, and Node gives every TCP address the one it gets first.
+      # Every address to listen on, for Node: { host:, port:, ipv6:, tls: } or { path:, mode:,
+      # tls: }. A host is every address it resolves to, as up_ruby binds it (localhost:
+      # 127.0.0.1 and ::1); the port 0 is kept, and Node gives every TCP address the one it
+      # gets first. tls: nil, or what an HTTPS bind serves (Up::TLSSettings, read by
+      # node/up_node/tls.js) with the ticket secret every worker shares.
       def binds
+        secret = SecureRandom.hex(32)
+        settings = TLSSettings.new(@options, log: ->(line) { warn "up_node: #{line}" })
         @options[:bind].flat_map do |spec|
           bind = Bind.parse(spec, @options[:port])
-          next [{ path: bind.path, mode: bind.mode }] if bind.unix?
+          bind = bind.with_tls if @options[:secure]
+          tls = bind.tls? ? settings.for(bind).merge(ticket_secret: secret) : nil
+          next [{ path: bind.path, mode: bind.mode, tls: tls }] if bind.unix?
 
-          addresses(bind).map { |ai| { host: ai.ip_address, port: bind.port, ipv6: ai.ipv6? } }
+          addresses(bind).map { |ai| { host: ai.ip_address, port: bind.port, ipv6: ai.ipv6?, tls: tls } }
         end
       end
 

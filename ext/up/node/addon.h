@@ -1,0 +1,75 @@
+#ifndef UP_NODE_ADDON_H
+#define UP_NODE_ADDON_H
+
+/* The Node-API binding of `up` (up.node): the engine on Node's libuv loop, requests handed to
+ * JavaScript (the files of node/up/) and responses taken back. Everything here runs on the thread that
+ * loaded the addon, which runs the loop (loop_uv.h): there is no other thread.
+ *
+ * addon.c: the module and the server's life (create, listen, stop). exchange.c: one request
+ * through JavaScript, and the response calls JavaScript makes for it. */
+
+#define NAPI_VERSION 8
+#include <node_api.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "conn.h"
+#include "server.h"
+
+/* The meta array (an Int32Array JavaScript reads each request's layout from): fixed fields,
+ * then two (offset, length) pairs per header field. Offsets are into the head string; -1 for a
+ * slice outside it (an absolute-form target's empty path, which stands for "/"). */
+enum {
+    UP_NODE_META_TOKEN,
+    UP_NODE_META_MINOR_VERSION,
+    UP_NODE_META_NUM_HEADERS,
+    UP_NODE_META_METHOD,        /* offset, then length */
+    UP_NODE_META_TARGET = 5,
+    UP_NODE_META_PATH = 7,
+    UP_NODE_META_QUERY = 9,
+    UP_NODE_META_HOST = 11,
+    UP_NODE_META_ABSOLUTE = 13, /* the target is in absolute form: its authority is the host */
+    UP_NODE_META_CHUNKED,       /* the body came chunked: CONTENT_LENGTH is its decoded size */
+    UP_NODE_META_BODY_FD,       /* a spooled body's file (read it with pread), else -1 */
+    UP_NODE_META_BODY_LENGTH,
+    UP_NODE_META_HEADERS = 20
+};
+#define UP_NODE_META_SIZE(max_headers) (UP_NODE_META_HEADERS + 4 * (max_headers))
+
+/* Exchanges JavaScript has now are named by tokens: a slot index in the low bits and the
+ * slot's generation above, so a stale token (a response call after the exchange ended) is
+ * refused instead of reaching another connection. */
+#define UP_NODE_SLOT_BITS 20
+#define UP_NODE_MAX_SLOTS (1u << UP_NODE_SLOT_BITS)
+
+typedef struct up_node_slot_t {
+    up_conn_t *conn;     /* NULL when free */
+    uint32_t generation;
+    unsigned finished : 1; /* the response is complete (or failed) */
+    unsigned deferred : 1; /* on_request returned: finishing returns the exchange */
+    uint32_t next_free;
+} up_node_slot_t;
+
+typedef struct up_node_server_t {
+    napi_env env;
+    up_loop_t *loop;
+    up_server_t *server;
+    napi_ref on_request; /* function(head, body, remoteAddr, listenerHost) */
+    napi_ref on_log;     /* function(line) */
+    napi_ref meta_ref;
+    int32_t *meta;       /* the meta array's memory */
+    size_t meta_len;
+    napi_async_context async;
+    up_node_slot_t *slots;
+    uint32_t num_slots, free_slot; /* free_slot: head of the free list, num_slots when none */
+    char *scratch;       /* strings JavaScript hands over, copied out of V8 */
+    size_t scratch_cap;
+} up_node_server_t;
+
+/* exchange.c */
+up_request_result_t up_node_on_request(up_conn_t *conn, void *user);
+napi_status up_node_define_exchange(napi_env env, napi_value exports);
+/* A line in the server's log (the JavaScript log function). Loop thread, outside JavaScript or
+ * inside it. */
+void up_node_log(up_node_server_t *srv, const char *line);
+
+#endif

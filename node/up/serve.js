@@ -1,0 +1,126 @@
+'use strict';
+// The process that serves for `up`: loads the compiled app (the bundle stores it in
+// Up::Node.app, as for up_node), gives the engine (the up.node addon, on Node's own loop) the
+// limits and addresses, and hands each request to the Ruby handler (Up::Node::Handler, shared
+// with up_node) through an Exchange. INT/TERM stop gracefully: no new connections, idle ones
+// closed, in-flight requests finished within --shutdown-timeout, status 0. QUIT stops at once,
+// HUP reopens the log file.
+
+const cluster = require('node:cluster');
+const path = require('node:path');
+const fs = require('node:fs');
+const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
+const { escapedThrow, describeThrown } = require('../up_node/thrown');
+const { EnvBuilder } = require('./env');
+const { Exchange } = require('./exchange');
+
+const ADDON = path.join(__dirname, '..', '..', 'lib', 'up', 'up.node');
+// How often a graceful stop looks whether the last connection is gone.
+const STOP_POLL_MS = 20;
+
+// The engine's limits, from Up::Options' names and units (seconds) to the addon's.
+function engineConfig(options) {
+  return {
+    max_head_size: options.max_head_size,
+    max_headers: options.max_headers,
+    max_body_size: options.max_body_size,
+    head_timeout_ms: Math.round(options.head_timeout * 1000),
+    body_timeout_ms: Math.round(options.body_timeout * 1000),
+    keepalive_timeout_ms: Math.round(options.keepalive_timeout * 1000),
+    write_timeout_ms: Math.round(options.write_timeout * 1000),
+    max_pipeline: options.max_pipeline,
+    // Cluster workers share the listening sockets: a connection should wake one of them (a
+    // hint the libuv backend cannot honour yet: they race for accept).
+    exclusive_accept: options.workers > 1 ? 1 : 0,
+  };
+}
+
+function run(options) {
+  const log = new Log(options.log_file);
+  const addon = require(ADDON);
+  let Node;
+  let app;
+  try {
+    require(options.bundle);
+    Node = globalThis.Opal.Up.Node;
+    app = Node.$app();
+  } catch (error) {
+    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
+    process.exit(1);
+  }
+  // The handler needs the env builder, which needs the addon's meta array: the request
+  // callback is made first and finds the handler once requests can come (after listen).
+  let handler = null;
+  let meta = null;
+  const onRequest = (head, body, remoteAddr, where) => {
+    const exchange = new Exchange(addon, meta, head, body, remoteAddr, where);
+    try {
+      handler.$serve(exchange);
+    } catch (error) {
+      // The handler rescues what the app raises, so this is a bug of ours, or Opal's
+      // uncaught `return` (thrown.js). Logged as up_node logs it; the addon would log it too,
+      // with less to say.
+      const what = escapedThrow(error) ? `${exchange.method} ${exchange.target}` : "up's handler";
+      log.line(`error in ${what}: ${describeThrown(error)}`);
+      exchange.fail();
+    }
+  };
+  meta = addon.createServer(engineConfig(options), onRequest, (line) => log.line(line));
+  const builder = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, Node.ErrorStream.$new(log), meta);
+  handler = Node.Handler.$new(app, builder, log);
+
+  // The sockets Up::Node::AddonLauncher bound (Up::Binder), inherited across exec and fork.
+  try {
+    for (const fd of options.listen_fds) addon.adopt(fd);
+  } catch (error) {
+    process.stderr.write(`up: cannot listen: ${error.message}\n`);
+    process.exit(1);
+  }
+  const urls = options.listen_urls;
+  const index = process.env.UP_WORKER_INDEX;
+  const name = cluster.isWorker ? `worker ${index}` : 'up';
+  process.title = `up ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+  const stop = gracefulStop(addon, options, log, name);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGQUIT', () => process.exit(0));
+  process.on('SIGHUP', () => log.reopen());
+  ignoreUnsupportedSignals(log);
+  // A streaming body may write from a timer after the app returned; what it raises then has
+  // no request to fail. It is logged, and the process goes on serving the others.
+  process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
+  if (cluster.isWorker) {
+    process.on('disconnect', stop); // the primary is gone
+    process.send({ listening: urls });
+    return;
+  }
+  if (options.pid_file) {
+    fs.writeFileSync(options.pid_file, `${process.pid}\n`);
+    process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
+  }
+  log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
+  log.line(options.build_note);
+}
+
+// The INT/TERM handler: the engine stops accepting, closes idle connections and closes busy
+// ones after their response; the process exits 0 once none is left, or cuts them at
+// --shutdown-timeout.
+function gracefulStop(addon, options, log, name) {
+  let stopping = false;
+  return () => {
+    if (stopping) return;
+    stopping = true;
+    log.line(`${name} stopping (pid ${process.pid})`);
+    addon.stop();
+    const deadline = Date.now() + options.shutdown_timeout * 1000;
+    const check = () => {
+      if (addon.numConns() > 0 && Date.now() < deadline) return setTimeout(check, STOP_POLL_MS);
+      if (addon.numConns() > 0) addon.closeAll();
+      log.line(`${name} stopped`);
+      process.exit(0);
+    };
+    check();
+  };
+}
+
+module.exports = { run };
