@@ -335,7 +335,10 @@ class StaticRequest {
 
   // ---- https_only
 
+  // Whether the client reached us over HTTPS: its own connection, or a trusted proxy's word
+  // (the first value of X-Forwarded-Proto).
   isSecure() {
+    if (this.req.socket.encrypted) return true;
     const proto = this.fields.forwardedProto;
     if (proto === null) return false;
     let address = this.req.socket.remoteAddress || '';
