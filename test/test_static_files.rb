@@ -10,6 +10,7 @@
 # sections are cited where a check is about one of its rules.
 require_relative "helper"
 require_relative "support/cli_process"
+require_relative "support/static_traversals"
 require "fileutils"
 require "json"
 require "open3"
@@ -216,15 +217,7 @@ class TestStaticFiles < Minitest::Test
     assert_equal "<h1>home</h1>\n", curl(url("/"))
   end
 
-  # Paths that try to leave the root, sent as bytes (curl would tidy most of them up).
-  TRAVERSALS = [
-    "/../secret.txt", "/..%2fsecret.txt", "/%2e%2e/secret.txt", "/%2E%2E%2Fsecret.txt",
-    "/%252e%252e%252fsecret.txt", "/..%5csecret.txt", "/..\\secret.txt", "/%c0%ae%c0%ae/secret.txt",
-    "/%c0%ae%c0%ae%c0%afsecret.txt", "/%e0%80%ae%e0%80%ae/secret.txt", "/out", "//secret.txt",
-    "/docs/../../secret.txt", "/docs/%2e%2e/%2e%2e/secret.txt", "/secret.txt%00.html", "/.env",
-    "/%2eenv", "/./../secret.txt", "/docs/.%2e/.%2e/secret.txt", "/%2f%2e%2e%2fsecret.txt",
-    "http://127.0.0.1/../secret.txt", "/..;/secret.txt", "/%u002e%u002e/secret.txt"
-  ].freeze
+  TRAVERSALS = StaticTraversals::TARGETS
 
   def test_traversal_attempts_never_return_a_byte_from_outside_the_root
     serve

@@ -18,6 +18,7 @@ const { check } = require('./request_check');
 const { reason } = require('./reason');
 const { escapedThrow, describeThrown } = require('./thrown');
 const { websocketHandshake, acceptsEventStream, BadHandshake, WEBSOCKET, SSE } = require('./upgrade');
+const { StaticFiles } = require('./static_files');
 
 function statusFor(error) {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 431;
@@ -86,6 +87,8 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
   server.maxHeadersCount = options.max_headers + 1;
   server.stopping = false;
   server.upgrades = upgrades;
+  // --public, --static...: files answered before the app (static_files.js).
+  const statics = options.static_files ? new StaticFiles(options.static_files, server) : null;
 
   const tooLarge = (req) => {
     const length = Number(req.headers['content-length']);
@@ -99,7 +102,11 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     if (refused) return reject(res, refused);
     if (req.rawHeaders.length / 2 > options.max_headers) return reject(res, 431);
     if (tooLarge(req)) return reject(res, 413);
+    if (statics !== null && statics.handle(req, res, () => toApp(req, res))) return;
+    toApp(req, res);
+  };
 
+  const toApp = (req, res) => {
     // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no
     // body. Served at once, as Node hands it over: waiting for its 'end' cost two listeners
     // and a tick per request. read(0) marks it as read by us, so that Node does not dump

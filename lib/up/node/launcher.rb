@@ -5,6 +5,7 @@ require "securerandom"
 require "socket"
 require_relative "../bind"
 require_relative "../start_error"
+require_relative "../static_files"
 require_relative "../tls_settings"
 require_relative "../version"
 require_relative "bundle"
@@ -21,6 +22,9 @@ module Up
 
       MAIN = File.join(Bundle::ROOT, "node", "up_node", "main.js")
       PROGRAM = "up_node"
+      # The app of --static-only, which has no config.ru: it answers what the files leave to
+      # it (an upgrade) with a 404, as Up::StaticFiles::NOT_FOUND_APP does on up_ruby.
+      STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would.
       UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log", redis_url: "--redis-url" }.freeze
@@ -36,7 +40,9 @@ module Up
       def run
         check_supported
         check_log_file
-        rackup = @options[:rackup]
+        # Said now, in one line, as up_ruby says it: a static directory that is not there.
+        @static = StaticFiles.new(@options).to_h
+        rackup = @options[:static_only] ? STATIC_ONLY_APP : @options[:rackup]
         raise StartError, "#{rackup} not found" unless File.file?(rackup)
 
         bundle = Bundle.new(rackup)
@@ -79,7 +85,8 @@ module Up
       end
 
       def node_env(bundle_path, build_note)
-        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, build_note: build_note)
+        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, build_note: build_note,
+                                  static_files: @static)
         env = { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path }
         # -e, as up_ruby does it: the app reads RACK_ENV.
         env["RACK_ENV"] = @options[:environment] || ENV["RACK_ENV"] || "development"
