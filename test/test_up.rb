@@ -179,7 +179,9 @@ class TestUp < Minitest::Test
 
   def test_two_workers_share_the_listening_socket
     server = start_up("-w", "2", "test/rackup/hello.ru")
-    server.wait_for(/worker 1 \(pid \d+\) booted/)
+    # Both (the output is searched whole, so in either order): a TERM before a worker booted
+    # would find it still starting.
+    [0, 1].each { |i| server.wait_for(/worker #{i} \(pid \d+\) booted/) }
     20.times { assert_equal "Hello World", get("/").body }
     server.signal("TERM")
     assert server.wait(timeout: 15).success?

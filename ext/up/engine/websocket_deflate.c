@@ -324,7 +324,12 @@ void up_ws_inflater_init(up_ws_inflater_t *inf, const up_ws_deflate_params_t *pa
 {
     memset(inf, 0, sizeof(*inf));
     inf->max = max;
-    inf->_window_bits = params->client_max_window_bits;
+    /* The largest window, whatever client_max_window_bits was agreed: zlib checks a distance
+     * against its window only for output of earlier calls, not of the current one, so with the
+     * agreed window a client that reaches back further than it agreed would be refused or not
+     * depending on how its message arrived in pieces. With 15 bits every distance DEFLATE can
+     * express is checked the same way, however the message is cut. */
+    inf->_window_bits = MAX_WINDOW_BITS;
     inf->_takeover = !params->client_no_context_takeover;
 }
 

@@ -71,8 +71,9 @@ typedef struct up_ws_deflate_policy_t {
      * window between messages. */
     int client_no_context_takeover;
     /* 0, or 8..15: the largest window asked of clients that offer client_max_window_bits
-     * (§7.1.2.2); it bounds the inflater's window. Prefer 9 or more: a client on zlib that
-     * does not raise 8 to 9 as we do cannot compress at all. */
+     * (§7.1.2.2): it bounds the client's memory, not ours (the inflater keeps a 15-bit window,
+     * up_ws_inflater_init says why). Prefer 9 or more: a client on zlib that does not raise 8
+     * to 9 as we do cannot compress at all. */
     int client_max_window_bits;
 } up_ws_deflate_policy_t;
 
