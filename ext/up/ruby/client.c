@@ -76,7 +76,7 @@ static void free_events(event_t *ev)
     }
 }
 
-static void unlink_client(up_rb_client_t *c);
+static void forget_server(up_rb_client_t *c);
 
 /* Unmarked only once on_close ran or the server is gone, so no event can come any more; or
  * collected in the same sweep as its server, before it (then c->srv is still set, and valid:
@@ -87,10 +87,8 @@ static void client_free(void *p)
     free_events(c->events);
     if (c->conn != NULL)
         up_conn_release(c->conn);
-    if (c->srv != NULL) {
-        unlink_client(c);
-        up_rb_server_release(c->srv);
-    }
+    if (c->srv != NULL)
+        forget_server(c);
     xfree(c);
 }
 
@@ -123,7 +121,8 @@ void up_rb_clients_mark(up_rb_server_t *srv)
         rb_gc_mark(c->self);
 }
 
-static void unlink_client(up_rb_client_t *c)
+/* The client leaves the server's list and gives back its reference to the server. */
+static void forget_server(up_rb_client_t *c)
 {
     up_rb_server_t *srv = c->srv;
     if (c->prev != NULL)
@@ -133,20 +132,20 @@ static void unlink_client(up_rb_client_t *c)
     if (c->next != NULL)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
+    c->srv = NULL;
+    up_rb_server_release(srv);
 }
 
 void up_rb_clients_detach(up_rb_server_t *srv)
 {
     while (srv->clients != NULL) {
         up_rb_client_t *c = srv->clients;
-        unlink_client(c);
         free_events(c->events);
         c->events = c->events_tail = NULL;
         if (c->conn != NULL)
             up_conn_release(c->conn);
         c->conn = NULL;
-        up_rb_server_release(srv);
-        c->srv = NULL;
+        forget_server(c);
         c->closed = 1;
     }
 }
@@ -274,12 +273,10 @@ static void finish(up_rb_client_t *c)
         c->conn = NULL;
     }
     if (c->srv != NULL) {
-        unlink_client(c);
         atomic_fetch_sub(c->protocol == UP_UPGRADE_WEBSOCKET ? &c->srv->websockets_open
                                                              : &c->srv->sse_open,
                          1);
-        up_rb_server_release(c->srv);
-        c->srv = NULL;
+        forget_server(c);
     }
 }
 
