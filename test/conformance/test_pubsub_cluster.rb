@@ -6,9 +6,12 @@
 # an attached engine hears of a channel once for the whole cluster, in the master, first
 # subscriber in and last out, even when the worker holding a subscription is killed.
 require_relative "helper"
+require_relative "../support/stopped_worker"
 require_relative "../support/ws_client"
 
 class TestConformancePubSubCluster < ConformanceTest
+  include StoppedWorker
+
   def teardown
     (@websockets || []).each(&:close_socket)
     super
@@ -26,18 +29,25 @@ class TestConformancePubSubCluster < ConformanceTest
     2.times { |i| server.wait_for(/worker #{i} (?:booted \(pid \d+\)|\(pid \d+\) booted)/) }
   end
 
-  # WebSockets to path until two workers have one each: [[ws, pid], [ws, pid]].
+  # A WebSocket to path on each of two workers: [[ws, pid], [ws, pid]]. up_node's primary
+  # deals connections to its workers in turn. The engine's workers share the listening socket,
+  # and an idle cluster gives every connection to the same worker (test/support/stopped_worker.rb):
+  # there the second connects while the first's worker is stopped.
   def one_per_worker(port, path)
-    found = {}
-    50.times do
-      ws = open_ws(port, path)
-      pid = Integer(ws.read_message.payload[/\Asubscribed (\d+)\z/, 1])
-      found[pid] ||= ws
-      ws.close_socket unless found[pid].equal?(ws)
-      break if found.size == 2
-    end
-    assert_equal 2, found.size, "two workers took connections"
-    found.map { |pid, ws| [ws, pid] }
+    first = subscribe(port, path)
+    second = 10.times.lazy.map { another_worker(first.last) { subscribe(port, path) } }
+                      .find { |_, pid| pid != first.last }
+    refute_nil second, "two workers took connections"
+    [first, second]
+  end
+
+  def subscribe(port, path)
+    ws = open_ws(port, path)
+    [ws, Integer(ws.read_message.payload[/\Asubscribed (\d+)\z/, 1])]
+  end
+
+  def another_worker(pid, &block)
+    runtime == "up_node" ? yield : with_worker_stopped(pid, &block)
   end
 
   def test_a_publish_reaches_subscribers_in_every_worker_once_in_order
