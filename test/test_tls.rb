@@ -280,6 +280,34 @@ class TestTLS < Minitest::Test
     last
   end
 
+  # One server, a plain and a TLS listener: each env has its own transport's constants and
+  # none of the other's (each transport has its own template, copied per request).
+  def test_plain_and_tls_listeners_of_one_server_each_get_their_own_env
+    app = lambda do |env|
+      [200, {}, [%w[rack.url_scheme HTTPS rack.hijack?].map { |k| "#{k}=#{env.fetch(k, "-")}" }.join(" ")]]
+    end
+    server = Up::Server.new(app, threads: 1)
+    server.log_io = StringIO.new
+    sockets = Array.new(2) { TCPServer.new("127.0.0.1", 0) }
+    server.listen_fd(sockets.first.fileno, context)
+    server.listen_fd(sockets.last.fileno)
+    tls_port, plain_port = sockets.map { |socket| socket.addr[1] }
+    thread = Thread.new { server.run }
+    tcp = TCPSocket.new("127.0.0.1", plain_port)
+    (@sockets ||= []) << tcp
+    ssl = ssl_socket(tls_port)
+    2.times do
+      tcp.write("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+      assert_equal "rack.url_scheme=http HTTPS=- rack.hijack?=true", read_response(tcp).body
+      ssl.write("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+      assert_equal "rack.url_scheme=https HTTPS=on rack.hijack?=false", read_response(ssl).body
+    end
+  ensure
+    server&.stop
+    thread&.join(10)
+    sockets&.each(&:close)
+  end
+
   # The engine keeps the TLS session, so the socket alone is no use to an app: the env offers
   # no hijack, and a response that hands the connection to a callable anyway gets a 500.
   def test_no_hijack_over_tls

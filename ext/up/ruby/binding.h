@@ -90,7 +90,9 @@ typedef struct up_rb_server_t {
      * server's GC free tears the engine down, the last release frees the struct. GVL. */
     long refs;
     VALUE app;
-    VALUE env_template; /* the constant pairs of every env: a frozen Hash, copied per request */
+    /* The constant pairs of every env, one frozen Hash per transport (plain TCP, TLS: the URL
+     * scheme, HTTPS, whether the socket can be hijacked), copied per request. */
+    VALUE env_template, env_template_tls;
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
@@ -175,7 +177,7 @@ void up_rb_server_retain(up_rb_server_t *srv);
 void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
-VALUE up_rb_env_template(up_rb_server_t *srv);
+VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport);
 /* The env of the request conn holds. */
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn);
 

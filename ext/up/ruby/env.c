@@ -11,6 +11,7 @@
 #include <string.h>
 #include "binding.h"
 #include "http1_parser.h"
+#include "tls.h"
 
 #define UP_VERSION_STRING "0.1.0"
 
@@ -129,7 +130,7 @@ void up_rb_init_env(VALUE mUp)
     rb_define_const(mUp, "ENGINE_VERSION", frozen(UP_VERSION_STRING));
 }
 
-VALUE up_rb_env_template(up_rb_server_t *srv)
+VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
 {
     VALUE version = rb_obj_freeze(rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3)));
     VALUE pairs[] = {
@@ -137,19 +138,25 @@ VALUE up_rb_env_template(up_rb_server_t *srv)
         key_server_software,   frozen("UP! " UP_VERSION_STRING),
         key_gateway_interface, frozen("CGI/1.2"),
         key_rack_version,      version,
-        key_rack_url_scheme,   str_http,
+        key_rack_url_scheme,   transport->secure ? str_https : str_http,
         key_rack_errors,       rb_iv_get(srv->self, "@errors"),
         key_rack_multithread,  srv->num_threads > 1 ? Qtrue : Qfalse,
         key_rack_multiprocess, rb_iv_get(srv->self, "@multiprocess") == Qtrue ? Qtrue : Qfalse,
         key_rack_run_once,     Qfalse,
-        key_rack_hijack_p,     Qtrue, /* partial hijack (hijack.c) */
+        /* Partial hijack (hijack.c) on every transport; full hijack only where the socket can
+         * be given up alone (TLS cannot: the session's state is the engine's). Rack 3.2 SPEC,
+         * "Hijacking": rack.hijack? says whether rack.hijack is there. */
+        key_rack_hijack_p,     transport->detach != NULL ? Qtrue : Qfalse,
         /* What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
          * which the engine sends from the file (body.c, file_response.h). */
         key_sendfile_type,     frozen("x-sendfile"),
+        /* CGI's HTTPS: present only over TLS. */
+        key_https,             str_on,
     };
+    long n = sizeof(pairs) / sizeof(pairs[0]) - (transport->secure ? 0 : 2);
     /* A Hash, copied per request: a copy keeps the keys' hashes, a fresh insert computes them. */
     VALUE template = rb_hash_new();
-    rb_hash_bulk_insert(sizeof(pairs) / sizeof(pairs[0]), pairs, template);
+    rb_hash_bulk_insert(n, pairs, template);
     return rb_obj_freeze(template);
 }
 
@@ -268,9 +275,8 @@ static void put_server_name(pairs_t *p, up_conn_t *conn)
         port.len > 0 ? slice_str(port) : conn->transport->secure ? str_port443 : str_port80);
 }
 
-/* Pairs besides the template's and the headers': 16, and 3 over TLS (rack.url_scheme, HTTPS,
- * rack.hijack?). */
-#define REQUEST_PAIRS 19
+/* Pairs besides the template's and the headers'. */
+#define REQUEST_PAIRS 16
 
 VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
 {
@@ -278,15 +284,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
     pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
-    /* A transport that cannot give its socket up (TLS: the session's state is the engine's)
-     * offers no hijack: rack.hijack? false and no rack.hijack (Rack 3.2 SPEC, "Hijacking"). */
     int hijackable = conn->transport->detach != NULL;
-    if (!hijackable)
-        put(&p, key_rack_hijack_p, Qfalse); /* over the template's (a later pair wins) */
-    if (conn->transport->secure) {
-        put(&p, key_rack_url_scheme, str_https);
-        put(&p, key_https, str_on);
-    }
 
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
@@ -323,7 +321,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
         put(&p, key_http_host, slice_str(head->host));
     }
 
-    VALUE env = rb_hash_dup(srv->env_template);
+    VALUE env = rb_hash_dup(conn->transport == &up_transport_tls ? srv->env_template_tls : srv->env_template);
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
     if (hijackable)
