@@ -33,6 +33,14 @@ class TestTLSCLI < Minitest::Test
     process
   end
 
+  # A server without TLS never loads Ruby's OpenSSL (only the development certificate needs
+  # it): its objects would sit in every worker's heap, and each garbage collection marks them.
+  def test_a_server_without_tls_does_not_load_openssl
+    process = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "test/rackup/openssl_loaded.ru")
+    (@processes ||= []) << process
+    assert_equal "nil", get("/", port: process.port).body
+  end
+
   # up_ruby expected to refuse to start: its output.
   def refused(*args, env: {})
     out, status = Open3.capture2e(env, RbConfig.ruby, CLIProcess::EXE, "-b", "127.0.0.1", "-p", "0", *args,

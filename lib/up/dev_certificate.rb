@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "fileutils"
-require "openssl"
 require "tmpdir"
 
 module Up
@@ -27,6 +26,9 @@ module Up
     # Makes the files unless usable ones are there. Returns self; raises SystemCallError when
     # the directory cannot be written.
     def ensure!
+      # Loaded here, not with the file: a server that never makes a certificate keeps
+      # OpenSSL's objects out of its heap, which every garbage collection marks.
+      require "openssl"
       make unless usable?
       self
     end
