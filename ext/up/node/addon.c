@@ -227,7 +227,8 @@ static napi_value init(napi_env env, napi_value exports)
         {"numConns", NULL, num_conns, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok ||
-        up_node_define_exchange(env, exports) != napi_ok)
+        up_node_define_exchange(env, exports) != napi_ok ||
+        up_node_define_sendfile(env, exports) != napi_ok)
         return NULL;
     return exports;
 }

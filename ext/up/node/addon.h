@@ -73,9 +73,18 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports);
 /* A line in the server's log (the JavaScript log function). Loop thread, outside JavaScript or
  * inside it. */
 void up_node_log(up_node_server_t *srv, const char *line);
+/* The slot a token names, or NULL with a JavaScript exception pending when it names none now;
+ * and the end of its exchange (a deferred one goes back to the loop). For the response calls
+ * of other files. */
+up_node_slot_t *up_node_slot_of(napi_env env, napi_value token);
+void up_node_finish_slot(up_node_server_t *srv, up_node_slot_t *slot);
+
 /* static.c: the static file handler from options.static_files (Up::StaticFiles#to_h as JSON).
  * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set
  * when the options have no static files (NULL returned, nothing pending). */
 up_static_t *up_node_static_new(napi_env env, napi_value options, int *none);
+
+/* sendfile.c: sendFile, the response call for a file the engine sends (file_response.h). */
+napi_status up_node_define_sendfile(napi_env env, napi_value exports);
 
 #endif
