@@ -124,9 +124,11 @@ static void read_app_fields(napi_env env, napi_value fields, uint32_t n, app_fie
 static const char *add_app_fields(napi_env env, up_conn_t *conn, const up_file_response_t *f,
                                   napi_value fields, uint32_t n)
 {
-    text_t name = {NULL, sizeof(name.stack), {0}}, value = {NULL, sizeof(value.stack), {0}};
+    text_t name, value; /* not zeroed: text_of writes what it reads */
     name.p = name.stack;
+    name.cap = sizeof(name.stack);
     value.p = value.stack;
+    value.cap = sizeof(value.stack);
     const char *err = NULL;
     for (uint32_t i = 0; i + 1 < n && err == NULL; i += 2) {
         napi_value name_v, value_v;
