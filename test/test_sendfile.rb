@@ -87,6 +87,9 @@ class TestSendfile < Minitest::Test
       map("/named") do
         run ->(env) { [200, { "x-sendfile" => env["QUERY_STRING"] }, []] }
       end
+      map("/rack2") do
+        run ->(env) { [Integer(env["PATH_INFO"].delete_prefix("/")), { "X-SendFile" => env["QUERY_STRING"] }, []] }
+      end
       map("/env") { run ->(env) { [200, {}, [env["sendfile.type"].to_s]] } }
     end.to_app
   end
@@ -181,7 +184,7 @@ class TestSendfile < Minitest::Test
     res = get("/sendfile/hello.txt", headers: { "If-Modified-Since" => (hour_ago - 60).httpdate })
     assert_equal [200, "hello world\n"], [res.status, res.body]
     res = get("/sendfile/hello.txt", headers: { "If-Match" => '"other"' })
-    assert_equal 412, res.status
+    assert_equal [412, "Precondition Failed\n", "text/plain; charset=utf-8"], [res.status, res.body, res["content-type"]]
     # curl's own conditional download: --etag-compare sends If-None-Match.
     etags = File.join(@dir, "etags")
     curl("--etag-save", etags, "-o", File::NULL, url("/sendfile/hello.txt"))
@@ -228,6 +231,21 @@ class TestSendfile < Minitest::Test
     assert_equal [404, "hello world\n", "text/plain", nil], [res.status, res.body, res["content-type"], res["content-range"]]
     assert_nil res["accept-ranges"]
     assert_closed("hello.txt")
+  end
+
+  # A Rack 2 app spells the field as it likes; field names are case-insensitive (RFC 9110
+  # §5.1), and the path must not reach the client whatever the spelling.
+  def test_x_sendfile_in_another_case_is_the_file
+    serve
+    res = get("/rack2/200?#{path("hello.txt")}")
+    assert_equal [200, "hello world\n", nil], [res.status, res.body, res["x-sendfile"]]
+    assert_equal "12", res["content-length"]
+    res = get("/rack2/200?#{path("hello.txt")}", headers: { "Range" => "bytes=6-" })
+    assert_equal [206, "world\n"], [res.status, res.body]
+    res = get("/rack2/204?#{path("hello.txt")}")
+    assert_equal [204, nil], [res.status, res["x-sendfile"]]
+    refute_includes res.raw, @dir
+    assert_equal 404, get("/rack2/200?#{path("nope.txt")}").status
   end
 
   def test_a_missing_file_is_404_and_logged_and_the_server_goes_on

@@ -39,7 +39,7 @@ class TestUpNode < Minitest::Test
     expected.each { |key, value| assert_equal value, env[key], key }
   end
 
-  UP_RUBY_ONLY = %w[rack.hijack? sendfile.type].freeze
+  UP_RUBY_ONLY = %w[rack.hijack?].freeze
 
   ENV_REQUESTS = [
     "POST /env?a=b HTTP/1.1\r\nHost: same.test:9\r\nX-A: 1\r\nX-A: 2\r\nCookie: k=v\r\nCookie: l=w\r\n" \
@@ -53,8 +53,7 @@ class TestUpNode < Minitest::Test
 
   # Each request above to features.ru on up_ruby (-t 1: one app thread, as Node has) and on
   # up_node: every String and boolean in the env is the same, but for the server's own port and
-  # rack.hijack? (up_node has no hijack: README, Known gaps) and sendfile.type (up_node sends no
-  # x-sendfile files yet).
+  # rack.hijack? (up_node has no hijack: README, Known gaps).
   def test_env_is_the_same_as_up_rubys
     ruby = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "1", UpNodeProcess::FEATURES)
     on_ruby = begin

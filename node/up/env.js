@@ -54,6 +54,9 @@ class EnvBuilder {
     env.set('rack.multiprocess', this.multiprocess);
     env.set('rack.run_once', false);
     env.set('rack.hijack?', false);
+    // What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
+    // which the engine sends from the file (exchange.js, ext/up/node/sendfile.c).
+    env.set('sendfile.type', 'x-sendfile');
     const path = this.slice(head, META.PATH);
     env.set('REQUEST_METHOD', this.slice(head, META.METHOD));
     env.set('SERVER_PROTOCOL', meta[META.MINOR] === 0 ? 'HTTP/1.0' : 'HTTP/1.1');

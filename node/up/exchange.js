@@ -56,6 +56,16 @@ function flatten(headers) {
   return flat;
 }
 
+// Where the x-sendfile field is in a flat list, any case (a Rack 2 app sends X-Sendfile, and
+// the path must never reach the client), or -1.
+function sendfileField(fields) {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    if (name.length === 10 && name.toLowerCase() === 'x-sendfile') return i;
+  }
+  return -1;
+}
+
 // An Array body as one string and its encoding when every part has the same (nearly always),
 // else one Buffer.
 function joinParts(parts) {
@@ -128,10 +138,21 @@ class Exchange {
     return true;
   }
 
-  // An Array body at once; the engine frames it (content-length, HEAD, 204 and 304).
+  // An Array body at once; the engine frames it (content-length, HEAD, 204 and 304). A
+  // response with an x-sendfile field is the file it names instead (Rack::Sendfile's).
   sendParts(status, hash, parts) {
+    const fields = flatten(hash);
+    const at = sendfileField(fields);
+    if (at >= 0) {
+      const path = fields[at + 1];
+      fields.splice(at, 2);
+      if (status !== 204 && status !== 304) {
+        this.sendFileAt(status, fields, path, true);
+        return;
+      }
+    }
     const { body, utf8 } = joinParts(parts);
-    const error = this.addon.respond(this.token, status, flatten(hash), body, utf8);
+    const error = this.addon.respond(this.token, status, fields, body, utf8);
     if (error !== undefined) refused(error);
     this.over();
   }
@@ -161,25 +182,25 @@ class Exchange {
     this.over();
   }
 
-  // A to_path body: the engine sends the file (sendfile) and closes it; done() is the Ruby
-  // side's close. A file gone since the Ruby side saw it is a 500.
+  // A to_path body: the engine sends the file and answers Range and conditional requests;
+  // done() is the Ruby side's close. A file gone since the Ruby side saw it is a 500.
   sendFile(status, hash, path, done) {
-    let fd;
     try {
-      fd = fs.openSync(path, 'r');
-    } catch (_) {
-      this.fail();
+      this.sendFileAt(status, flatten(hash), plain(path), false);
+    } finally {
       done();
+    }
+  }
+
+  // The file at path as the response (ext/up/node/sendfile.c). fromField: the path came from
+  // x-sendfile, whose file the engine answers 404 or 500 for itself when it cannot open it.
+  sendFileAt(status, fields, path, fromField) {
+    const result = this.addon.sendFile(this.token, status, fields, path, fromField);
+    if (result === false) {
+      this.fail();
       return;
     }
-    const size = fs.fstatSync(fd).size;
-    const error = this.addon.sendfile(this.token, status, flatten(hash), fd, size);
-    if (error !== undefined) {
-      fs.closeSync(fd);
-      done();
-      refused(error);
-    }
-    done();
+    if (result !== undefined) refused(result);
     this.over();
   }
 

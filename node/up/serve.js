@@ -32,6 +32,8 @@ function engineConfig(options) {
     // Cluster workers share the listening sockets: a connection should wake one of them (a
     // hint the libuv backend cannot honour yet: they race for accept).
     exclusive_accept: options.workers > 1 ? 1 : 0,
+    // Files the engine answers before the app (Up::StaticFiles#to_h; ext/up/node/static.c).
+    static_files: options.static_files,
   };
 }
 

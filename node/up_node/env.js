@@ -47,6 +47,9 @@ class EnvBuilder {
     env.set('rack.multiprocess', this.multiprocess);
     env.set('rack.run_once', false);
     env.set('rack.hijack?', false);
+    // What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
+    // which exchange.js sends from the file (sendfile.js).
+    env.set('sendfile.type', 'x-sendfile');
     // RFC 9112 §3.2: origin form, or an absolute form whose authority replaces Host.
     let target = req.url;
     let authority = null;

@@ -10,9 +10,9 @@
 // Every other one holds characters (String#b and force_encoding change only the tag), and
 // goes out as UTF-8.
 
-const fs = require('node:fs');
 const http = require('node:http');
 const { reason } = require('./reason');
+const { sendFile, sendfileField } = require('./sendfile');
 
 const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
 
@@ -135,6 +135,16 @@ class Exchange {
   // the head it prepends; a Buffer costs a copy and is written after the head.
   sendParts(status, hash, parts) {
     const headers = flatten(hash);
+    // An x-sendfile field (Rack::Sendfile's): the file it names is the body (sendfile.js).
+    const at = sendfileField(headers);
+    if (at >= 0) {
+      const path = headers[at + 1];
+      headers.splice(at, 2);
+      if (!bodiless(status)) {
+        sendFile(this, status, headers, path, true, () => {});
+        return;
+      }
+    }
     let body = '';
     const encoding = parts.length === 0 ? 'latin1' : encodingOf(parts[0]);
     for (let i = 0; i < parts.length && body !== null; i++) {
@@ -182,44 +192,10 @@ class Exchange {
     this.res.end();
   }
 
-  // A to_path body: the file streamed by Node; done() (the Ruby side's close) once it has
-  // gone out or failed. A file gone since the Ruby side saw it is a 500.
+  // A to_path body: the file, with ranges and conditional requests (sendfile.js); done()
+  // (the Ruby side's close) once it has gone out or failed.
   sendFile(status, hash, path, done) {
-    const headers = flatten(hash);
-    fs.stat(path, (statError, stat) => {
-      if (statError) {
-        this.fail();
-        done();
-        return;
-      }
-      if (!bodiless(status) && !hasHeader(headers, 'content-length')) addHeader(headers, 'content-length', String(stat.size));
-      this.writeHead(status, headers);
-      const file = fs.createReadStream(path);
-      file.on('error', () => this.res.destroy());
-      // Closed once the file is read, as an each body is closed after its iteration: before
-      // its last bytes go out, so a next request sees it closed. Counting the bytes does it
-      // in the tick that hands over the last ones; 'end' needs one more read in the thread
-      // pool, which a client that already has every byte could beat with its next request.
-      // 'end' stays for a file that shrank, 'close' is a client that left.
-      let closed = false;
-      const close = () => {
-        if (closed) return;
-        closed = true;
-        done();
-      };
-      let read = 0;
-      file.pipe(this.res);
-      file.on('data', (chunk) => {
-        read += chunk.length;
-        if (read >= stat.size) close();
-      });
-      file.on('end', close);
-      this.res.on('close', () => {
-        file.destroy();
-        close();
-      });
-      if (stat.size === 0) close();
-    });
+    sendFile(this, status, flatten(hash), plain(path), false, done);
   }
 
   // rack.early_hints: a Ruby lambda that sends a 103 with the headers of the Hash it is

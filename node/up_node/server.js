@@ -87,6 +87,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
   server.maxHeadersCount = options.max_headers + 1;
   server.stopping = false;
   server.upgrades = upgrades;
+  server.log = log; // for the line of an x-sendfile naming no file (sendfile.js)
   // --public, --static...: files answered before the app (static_files.js).
   const statics = options.static_files ? new StaticFiles(options.static_files, server) : null;
 

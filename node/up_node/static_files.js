@@ -619,25 +619,30 @@ class StaticRequest {
 }
 
 // Writes bytes [first, last] of fd to res, waiting for each chunk to drain. Rejects when the
-// file fails or the client leaves.
+// file fails, ends early (it shrank: its content-length cannot be kept) or the client leaves.
 function pipeRange(fd, first, last, res) {
   return new Promise((resolve, reject) => {
     const file = fs.createReadStream(null, { fd, start: first, end: last, autoClose: false });
+    let got = 0;
     const gone = () => {
       file.destroy();
       reject(new Error('client gone'));
     };
     res.once('close', gone);
+    file.on('data', (chunk) => {
+      got += chunk.length;
+    });
     file.on('error', (error) => {
       res.removeListener('close', gone);
       reject(error);
     });
     file.on('end', () => {
       res.removeListener('close', gone);
-      resolve();
+      if (got < last - first + 1) reject(new Error('the file shrank'));
+      else resolve();
     });
     file.pipe(res, { end: false });
   });
 }
 
-module.exports = { StaticFiles };
+module.exports = { StaticFiles, representation, requestFields, pipeRange };

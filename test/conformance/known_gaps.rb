@@ -20,7 +20,7 @@ module Conformance
       "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
         "up_node has no hijacking yet: rack.hijack? is false and there is no rack.hijack",
       "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
-        "up_node's env has no rack.hijack, nor sendfile.type (it sends no x-sendfile files yet)",
+        "up_node's env has no rack.hijack",
       "TestConformanceWebSocket#test_write_refuses_text_that_is_not_utf8" =>
         "up_node's String#force_encoding (opal/rack_compat/string.rb) turns bytes tagged UTF-8 into JS text, " \
         "each invalid sequence a U+FFFD, as Rack's code on Opal needs text: the bad bytes are gone before " \
@@ -42,7 +42,7 @@ module Conformance
         "up has no hijacking yet (the engine can hand a socket over; node/up does not ask for it): " \
         "rack.hijack? is false and there is no rack.hijack",
       "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
-        "up's env has no rack.hijack, nor sendfile.type"
+        "up's env has no rack.hijack"
     }
   }.freeze
 

@@ -23,8 +23,7 @@ module Conformance
       "test_websocket_protocol.rb" => "WebSockets on up (issue 23), as test_websocket.rb",
       "test_sse.rb" => "event streams on up (issue 23): not exposed by the addon yet",
       "test_pubsub.rb" => "pub/sub on up (issue 23): not exposed by the addon yet",
-      "test_pubsub_cluster.rb" => "pub/sub on up (issue 23): not exposed by the addon yet",
-      "test_static_files.rb" => "static files on up (issue 23): the engine has them, the addon does not configure them yet"
+      "test_pubsub_cluster.rb" => "pub/sub on up (issue 23): not exposed by the addon yet"
     }
   }.freeze
 

@@ -12,6 +12,10 @@
  * writev, no allocation); larger ones are queued by reference. */
 #define COPY_MAX (8 * 1024)
 
+/* A 412's body: RFC 9110 §15.5 asks every error but HEAD's for content that explains it, and
+ * nginx answers a failed If-Match with its error page; the static handler says the same. */
+#define PRECONDITION_FAILED "Precondition Failed\n"
+
 #define HDR(conn, name, value, len) up_response_add_header((conn), name, sizeof(name) - 1, (value), (len))
 #define HDR_LIT(conn, name, value) HDR((conn), name, (value), sizeof(value) - 1)
 
@@ -261,6 +265,12 @@ void up_file_response_send(up_file_response_t *f, up_conn_t *conn)
     }
     switch (f->_body) {
     case UP_FILE_BODY_NONE:
+        if (f->status == 412) {
+            HDR_LIT(conn, "content-type", "text/plain; charset=utf-8");
+            up_response_end_head(conn, sizeof(PRECONDITION_FAILED) - 1);
+            up_response_write(conn, PRECONDITION_FAILED, sizeof(PRECONDITION_FAILED) - 1);
+            break;
+        }
         if (f->status == 416) {
             int n = snprintf(value, sizeof(value), "bytes */%llu", (unsigned long long)rep->size);
             HDR(conn, "content-range", value, (size_t)n);

@@ -15,7 +15,9 @@
  * last-modified, when it gives them, are the validators the conditions are checked against;
  * otherwise the engine makes them as the open-file cache does, from the file's mtime and size.
  * content-length, content-range, accept-ranges, transfer-encoding and x-sendfile are the
- * engine's; a 304, 412 or 416 also drops content-type and content-encoding (it has no body).
+ * engine's; a 304, 412 or 416 also drops content-type and content-encoding (the file is not
+ * its body). A 412 says why in a line of text/plain, as every error does (RFC 9110 §15.5) and
+ * as the static handler's 412 does; a 304 and a 416 have no body.
  *
  * The file is opened once and its size taken then: a file that grows meanwhile is sent at that
  * size, and one that shrinks closes the connection when its bytes run out (outq.h), so neither
@@ -51,7 +53,7 @@ typedef struct up_file_app_t {
 } up_file_app_t;
 
 typedef enum up_file_body_t {
-    UP_FILE_BODY_NONE = 0, /* 304, 412, 416 */
+    UP_FILE_BODY_NONE = 0, /* 304, 416; 412 (its text, not the file) */
     UP_FILE_BODY_WHOLE,
     UP_FILE_BODY_RANGE,    /* one range: 206 with content-range */
     UP_FILE_BODY_MULTIPART /* 206 multipart/byteranges */

@@ -72,6 +72,7 @@ static void free_server(napi_env env, void *data, void *hint)
     (void)hint;
     if (srv->server != NULL)
         up_server_free(srv->server);
+    up_static_free(srv->static_files); /* after the server: nothing asks it any more */
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
     if (srv->on_request != NULL)
@@ -125,6 +126,13 @@ static napi_value create_server(napi_env env, napi_callback_info info)
     }
     up_server_handler_t handler = {.on_request = up_node_on_request, .on_log = on_log, .user = srv};
     srv->server = up_server_new(srv->loop, &cfg, &handler);
+    int no_static = 0;
+    srv->static_files = up_node_static_new(env, argv[0], &no_static);
+    if (srv->static_files == NULL && !no_static) {
+        free_server(env, srv, NULL);
+        return NULL; /* its exception says which setting is bad */
+    }
+    srv->server->static_files = srv->static_files;
     napi_set_instance_data(env, srv, free_server, NULL);
     return meta;
 }
@@ -219,7 +227,8 @@ static napi_value init(napi_env env, napi_value exports)
         {"numConns", NULL, num_conns, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok ||
-        up_node_define_exchange(env, exports) != napi_ok)
+        up_node_define_exchange(env, exports) != napi_ok ||
+        up_node_define_sendfile(env, exports) != napi_ok)
         return NULL;
     return exports;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "conn.h"
 #include "server.h"
+#include "static_file.h"
 
 /* The meta array (an Int32Array JavaScript reads each request's layout from): fixed fields,
  * then two (offset, length) pairs per header field. Offsets are into the head string; -1 for a
@@ -63,6 +64,7 @@ typedef struct up_node_server_t {
     uint32_t num_slots, free_slot; /* free_slot: head of the free list, num_slots when none */
     char *scratch;       /* strings JavaScript hands over, copied out of V8 */
     size_t scratch_cap;
+    up_static_t *static_files; /* the engine's static file handler (static.c), NULL for none */
 } up_node_server_t;
 
 /* exchange.c */
@@ -71,5 +73,18 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports);
 /* A line in the server's log (the JavaScript log function). Loop thread, outside JavaScript or
  * inside it. */
 void up_node_log(up_node_server_t *srv, const char *line);
+/* The slot a token names, or NULL with a JavaScript exception pending when it names none now;
+ * and the end of its exchange (a deferred one goes back to the loop). For the response calls
+ * of other files. */
+up_node_slot_t *up_node_slot_of(napi_env env, napi_value token);
+void up_node_finish_slot(up_node_server_t *srv, up_node_slot_t *slot);
+
+/* static.c: the static file handler from options.static_files (Up::StaticFiles#to_h as JSON).
+ * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set
+ * when the options have no static files (NULL returned, nothing pending). */
+up_static_t *up_node_static_new(napi_env env, napi_value options, int *none);
+
+/* sendfile.c: sendFile, the response call for a file the engine sends (file_response.h). */
+napi_status up_node_define_sendfile(napi_env env, napi_value exports);
 
 #endif

@@ -461,37 +461,6 @@ static napi_value fail(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* sendfile(token, status, fields, fd, length): the body is length bytes of fd from its start;
- * the engine owns fd from now on (it closes it). The exchange is over. */
-static napi_value sendfile(napi_env env, napi_callback_info info)
-{
-    size_t argc = 5;
-    napi_value argv[5];
-    int32_t fd;
-    int64_t length;
-    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
-    up_node_slot_t *slot = argc == 5 ? slot_of(env, srv, argv[0]) : NULL;
-    if (slot == NULL)
-        return NULL;
-    if (napi_get_value_int32(env, argv[3], &fd) != napi_ok ||
-        napi_get_value_int64(env, argv[4], &length) != napi_ok || length < 0) {
-        napi_throw_type_error(env, NULL, "sendfile(token, status, fields, fd, length)");
-        return NULL;
-    }
-    const char *err = start_response(env, srv, slot->conn, argv[1], argv[2]);
-    if (err == NULL && up_response_end_head(slot->conn, length) != UP_RESPONSE_OK)
-        err = "the response cannot be written";
-    if (err != NULL) {
-        up_response_rollback(slot->conn);
-        return error_string(env, err);
-    }
-    up_response_sendfile(slot->conn, fd, 0, (uint64_t)length);
-    up_response_finish(slot->conn);
-    finish_slot(srv, slot);
-    return NULL;
-}
-
 /* earlyHints(token, fields): a 103 with these fields, sent at once (HTTP/1.1 only: the caller
  * checks). Returns undefined, or what is wrong as a string. */
 static napi_value early_hints(napi_env env, napi_callback_info info)
@@ -515,6 +484,16 @@ static napi_value early_hints(napi_env env, napi_callback_info info)
     return NULL;
 }
 
+up_node_slot_t *up_node_slot_of(napi_env env, napi_value token)
+{
+    return slot_of(env, server_of(env), token);
+}
+
+void up_node_finish_slot(up_node_server_t *srv, up_node_slot_t *slot)
+{
+    finish_slot(srv, slot);
+}
+
 napi_status up_node_define_exchange(napi_env env, napi_value exports)
 {
     napi_property_descriptor props[] = {
@@ -523,7 +502,6 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports)
         {"write", NULL, write_part, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"finish", NULL, finish, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"fail", NULL, fail, NULL, NULL, NULL, napi_default_jsproperty, NULL},
-        {"sendfile", NULL, sendfile, NULL, NULL, NULL, napi_default_jsproperty, NULL},
         {"earlyHints", NULL, early_hints, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     return napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);

@@ -65,6 +65,9 @@ typedef struct header_ctx_t {
     const char *const *skip; /* lower-case names not to send, NULL-terminated; NULL for none */
     const up_file_response_t *file; /* a file response: the fields it keeps; NULL for none */
     VALUE message;
+    /* Where to put the value of an x-sendfile field in another case than the lower one the
+     * caller looked up (the walk stops there); NULL to send such a field as any other. */
+    VALUE *sendfile;
 } header_ctx_t;
 
 /* Whether name (any case) is one of skip. */
@@ -128,6 +131,11 @@ static int header_i(VALUE name, VALUE value, VALUE arg)
         return ST_CONTINUE; /* messages to the server, never sent */
     if (NIL_P(value) || skipped(ctx->skip, name))
         return ST_CONTINUE;
+    if (ctx->sendfile != NULL && RSTRING_LEN(name) == 10 &&
+        strncasecmp(RSTRING_PTR(name), "x-sendfile", 10) == 0) {
+        *ctx->sendfile = value;
+        return ST_STOP;
+    }
     if (ctx->file != NULL &&
         !up_file_response_keeps(ctx->file, RSTRING_PTR(name), (size_t)RSTRING_LEN(name)))
         return ST_CONTINUE;
@@ -163,7 +171,7 @@ static int add_headers(header_ctx_t ctx, VALUE headers, VALUE *message)
 int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
                              VALUE *message)
 {
-    header_ctx_t ctx = {conn, skip, NULL, Qnil};
+    header_ctx_t ctx = {conn, skip, NULL, Qnil, NULL};
     return add_headers(ctx, headers, message);
 }
 
@@ -395,7 +403,7 @@ static int send_file(write_t *wr, int code, VALUE path, int from_field)
     }
     up_file_response_plan(&wr->file, &conn->req->head, &app, time(NULL));
     up_response_start(conn, wr->file.status);
-    header_ctx_t ctx = {conn, NULL, &wr->file, Qnil};
+    header_ctx_t ctx = {conn, NULL, &wr->file, Qnil, NULL};
     VALUE message = Qnil;
     if (add_headers(ctx, headers, &message) != 0)
         rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
@@ -420,15 +428,29 @@ static VALUE write_all(VALUE arg)
     parse_status(wr->status, &code);
     int from_field = 0;
     VALUE path = file_path(wr, code, &from_field);
-    if (!NIL_P(path) && send_file(wr, code, path, from_field))
-        return Qnil;
-    up_response_start(wr->walk.conn, code);
     /* x-sendfile is a message to the server, never sent on (a path on the server's disk). */
     static const char *const no_sendfile[] = {"x-sendfile", NULL};
-    VALUE message = Qnil;
-    if (up_rb_add_headers_except(wr->walk.conn, wr->headers, from_field ? no_sendfile : NULL,
-                                 &message) != 0)
-        rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
+    for (;;) {
+        if (!NIL_P(path) && send_file(wr, code, path, from_field))
+            return Qnil;
+        up_response_start(wr->walk.conn, code);
+        /* Rack 3 names fields in lower case, and the lookup above is that fast one; a Rack 2
+         * app spells it X-Sendfile, and field names are case-insensitive (RFC 9110 §5.1), as
+         * nginx, Apache and lighttpd read their backends' X-Sendfile and X-Accel-Redirect.
+         * The header walk, which looks at every name anyway, finds such a spelling; then the
+         * head staged so far is dropped and the response made again from the file. */
+        VALUE other = Qnil;
+        VALUE message = Qnil;
+        header_ctx_t ctx = {wr->walk.conn, from_field ? no_sendfile : NULL, NULL, Qnil,
+                            from_field ? NULL : &other};
+        if (add_headers(ctx, wr->headers, &message) != 0)
+            rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
+        if (NIL_P(other))
+            break;
+        up_response_rollback(wr->walk.conn);
+        from_field = 1;
+        path = code == 204 || code == 304 ? Qnil : other;
+    }
     send_body(&wr->walk);
     up_response_finish(wr->walk.conn);
     return Qnil;

@@ -26,7 +26,9 @@ module Up
 
         check_supported
         check_log_file
-        rackup = @options[:rackup]
+        # The engine's static file handler gets what up_ruby's gets (ext/up/node/static.c).
+        @static = StaticFiles.new(@options).to_h
+        rackup = @options[:static_only] ? STATIC_ONLY_APP : @options[:rackup]
         raise StartError, "#{rackup} not found" unless File.file?(rackup)
 
         binder = listen
@@ -53,7 +55,7 @@ module Up
 
       def addon_env(bundle_path, note, binder)
         settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note,
-                                  listen_fds: binder.exec_fds, listen_urls: binder.urls)
+                                  listen_fds: binder.exec_fds, listen_urls: binder.urls, static_files: @static)
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,
           "RACK_ENV" => @options[:environment] || ENV["RACK_ENV"] || "development" }
       end

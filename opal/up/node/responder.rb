@@ -7,7 +7,7 @@ module Up
   module Node
     # Sends what an app returned through an Exchange (node/up_node/exchange.js), the way
     # up_ruby does: an Array body at once with a computed content-length; a to_path body as
-    # the file, streamed by Node; an `each` body part by part as it is made (chunked unless
+    # the file, with ranges and conditional requests (and HEAD its length); an `each` body part by part as it is made (chunked unless
     # the app set a length); a callable body given a Stream. Header values that are Arrays
     # become one line each (set-cookie is never merged). `close` is called on the body once
     # it is sent, or failed. Up::Node::Handler makes one per response; what it raises, the
@@ -26,13 +26,13 @@ module Up
         check_status(status)
         check_headers(headers)
         when_finished(status, headers)
-        if no_body?(status)
+        if file_body?(status, body)
+          closer = -> { body.close if body.respond_to?(:close) }
+          `#{@exchange}.sendFile(#{status}, #{headers}, #{body.to_path.to_s}, #{closer})`
+        elsif no_body?(status)
           send_parts(status, headers, body, head_only: true)
         elsif body.respond_to?(:to_ary)
           send_parts(status, headers, body)
-        elsif body.respond_to?(:to_path) && File.file?(body.to_path.to_s)
-          closer = -> { body.close if body.respond_to?(:close) }
-          `#{@exchange}.sendFile(#{status}, #{headers}, #{body.to_path.to_s}, #{closer})`
         elsif body.respond_to?(:each)
           send_each(status, headers, body)
         elsif body.respond_to?(:call)
@@ -54,6 +54,13 @@ module Up
       # Exchange flattens it for Node (Array values as one line each) faster than a Ruby loop.
       def check_headers(headers)
         raise InvalidResponse, "headers must be a Hash, not #{headers.class}" unless headers.is_a?(Hash)
+      end
+
+      # A body the server sends from its file, as up_ruby does: one with to_path naming a file
+      # and no to_ary, for a status that has content (HEAD included: it gets the length).
+      def file_body?(status, body)
+        status >= 200 && status != 204 && status != 304 && !body.respond_to?(:to_ary) &&
+          body.respond_to?(:to_path) && File.file?(body.to_path.to_s)
       end
 
       # RFC 9110 §6.4.1 and §9.3.2: no content in a HEAD response, a 1xx, 204 or 304.
