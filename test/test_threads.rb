@@ -57,6 +57,24 @@ class TestThreads < Minitest::Test
     assert_operator share_of_busiest(served), :>=, 0.9, "threads were woken for calls that never wait"
   end
 
+  # A worker idle for a second has its watchdog asleep: the call that wakes it has only just
+  # started, and wakes no thread (it did: the watchdog counted the call from its last look,
+  # a second before, as a call running for LONG_CALL). Only a stall of the process as long
+  # can wake one, and then the exchange takes as long.
+  def test_a_call_after_an_idle_second_wakes_no_thread
+    server = start_server(lambda { |_env|
+      compute(0.005)
+      [200, {}, ["ok"]]
+    }, threads: 4)
+    get("/")
+    sleep 1.5 # the idle second under test: the watchdog sleeps after 100 idle looks, 10 ms apart
+    t0 = now
+    assert_equal "ok", get("/").body
+    took = now - t0
+    promotions = server.server.stats[:promotions]
+    assert promotions.zero? || took > LONG_CALL, "#{promotions} thread(s) woken for a call of #{took} s"
+  end
+
   # Threads woken while calls waited for IO go back to sleep once the calls only compute, even
   # though requests never stop coming.
   def test_threads_woken_for_io_waits_go_back_to_sleep
@@ -205,6 +223,8 @@ class TestThreads < Minitest::Test
   private
 
   REQUEST = "GET / HTTP/1.1\r\nHost: h\r\n\r\n"
+  # LONG_NS in ext/up/ruby/watchdog.c: a call that has run this long gets a thread woken.
+  LONG_CALL = 0.05
 
   def now
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
