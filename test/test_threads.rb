@@ -42,19 +42,55 @@ class TestThreads < Minitest::Test
   end
 
   # Calls that only compute hold the GVL: a second thread could only wait for it, and threads
-  # taking turns at it serve fewer requests than one. The clients here are threads of this
-  # process, which take the GVL now and then, so a call waits for it in the kernel at times,
-  # as one does for a lock: that is no reason to wake a thread.
-  def test_calls_that_only_compute_are_served_by_one_thread
-    start_server(lambda { |_env|
+  # taking turns at it serve fewer requests than one. So the watchdog wakes no thread for them
+  # (it promotes none), and one thread at a time serves every call; which one may change, when
+  # the loop is handed back to a sleeper other than the thread that asked for it.
+  #
+  # Only a stall of this whole process can wake one: the watchdog cannot tell a call that has
+  # run for LONG_CALL from a process the machine did not run for that long, and must wake a
+  # thread for the first. Its look then found no call finished for LONG_CALL while one was in
+  # the app; one thread at a time serves them, so that call's end and the end of the call
+  # before it are more than LONG_CALL apart from the end of the call after it. Each call notes
+  # the promotions so far as it starts, and the first to see one must come after such a gap.
+  def test_calls_that_only_compute_wake_no_second_thread
+    calls = []
+    server = start_server(lambda { |_env|
+      promotions = server.server.stats[:promotions]
       compute(0.002)
-      [200, {}, [Thread.current.object_id.to_s]]
+      calls << [promotions, now]
+      [200, {}, ["ok"]]
     }, threads: 4)
     settle
-    served = under_load(0.6)
-    # One thread, but for a moment if the machine stalls this process for 50 ms (then the
-    # watchdog wakes a thread, and sends it back to sleep 20 ms later).
-    assert_operator share_of_busiest(served), :>=, 0.9, "threads were woken for calls that never wait"
+    calls.clear
+    start = now
+    under_load(0.6)
+    first = calls.index { |promotions, _| promotions.positive? }
+    # The first promoted call follows the promotion; the gap may end with it, or with the
+    # next call of a thread that started it before the promotion. Before the load, no call
+    # was in the app: its start is where the first gap may begin.
+    ends = [start] + calls.first(first ? first + 1 : calls.size).map(&:last)
+    stall = ends.each_cons(3).any? { |a, _, c| c - a > LONG_CALL }
+    assert first.nil? || stall,
+           "a thread was woken for calls that never wait (no gap of #{LONG_CALL} s before call #{first})"
+    assert_operator calls.size, :>, 20, "too few calls to tell"
+  end
+
+  # A worker idle for a second has its watchdog asleep: the call that wakes it has only just
+  # started, and wakes no thread (it did: the watchdog counted the call from its last look,
+  # a second before, as a call running for LONG_CALL). Only a stall of the process as long
+  # can wake one, and then the exchange takes as long.
+  def test_a_call_after_an_idle_second_wakes_no_thread
+    server = start_server(lambda { |_env|
+      compute(0.005)
+      [200, {}, ["ok"]]
+    }, threads: 4)
+    get("/")
+    sleep 1.5 # the idle second under test: the watchdog sleeps after 100 idle looks, 10 ms apart
+    t0 = now
+    assert_equal "ok", get("/").body
+    took = now - t0
+    promotions = server.server.stats[:promotions]
+    assert promotions.zero? || took > LONG_CALL, "#{promotions} thread(s) woken for a call of #{took} s"
   end
 
   # Threads woken while calls waited for IO go back to sleep once the calls only compute, even
@@ -205,6 +241,8 @@ class TestThreads < Minitest::Test
   private
 
   REQUEST = "GET / HTTP/1.1\r\nHost: h\r\n\r\n"
+  # LONG_NS in ext/up/ruby/watchdog.c: a call that has run this long gets a thread woken.
+  LONG_CALL = 0.05
 
   def now
     Process.clock_gettime(Process::CLOCK_MONOTONIC)

@@ -780,9 +780,15 @@ static void test_lent_exchange_given_back_with_its_whole_response(void)
     client_close(&c);
 }
 
-static int stream_waiting(void *arg)
+/* The thread waits for a backlog over its limit. Only the loop's turns drain the backlog, and
+ * they run on the test's thread: checked between turns, this holds until the next one, so a
+ * hang-up now leaves the thread no way out of the wait but the break. (A waiting flag alone
+ * let a turn end the wait just before the hang-up, as the socket took the last bytes it had
+ * room for: the thread then found the break on its next send, not in its wait.) */
+static int stream_stuck(void *arg)
 {
-    return atomic_load(&((stream_t *)arg)->waiting_now);
+    stream_t *s = arg;
+    return atomic_load(&s->waiting_now) && up_conn_any_backlog(s->conn) > s->limit;
 }
 
 static int stream_at_hold(void *arg)
@@ -831,7 +837,7 @@ static void test_client_leaving_while_lent_breaks_the_exchange(void)
     app.stream = &s;
     client_t c;
     client_open(&h, &c, "GET /stream HTTP/1.1\r\n" HOST "\r\n", 8192);
-    CHECK(harness_wait(&h, stream_waiting, &s, HARNESS_TIMEOUT_MS),
+    CHECK(harness_wait(&h, stream_stuck, &s, HARNESS_TIMEOUT_MS),
           "the thread waits for the unread backlog");
     client_hang_up(&c);
     int held = harness_wait(&h, stream_at_hold, &s, HARNESS_TIMEOUT_MS);

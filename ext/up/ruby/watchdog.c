@@ -284,6 +284,9 @@ static void *watchdog_main(void *arg)
             pthread_cond_wait(&srv->watchdog_cond, &srv->queue_lock);
             srv->watchdog_asleep = 0;
             idle_looks = 0;
+            /* Nothing was in the app while it slept: the call that woke it has just started,
+             * not run since the last look (that would wake a thread for it after LONG_NS). */
+            w.last_progress = up_rb_now_ns();
         } else {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
