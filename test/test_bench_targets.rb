@@ -64,15 +64,31 @@ class TestBenchTargets < Minitest::Test
   end
 
   # Issue 22: a 1 KB and a 1 MB file against nginx's sendfile and the Ruby servers that serve
-  # files themselves; the 100 KB file has ratios without a target.
-  def test_static_files_are_held_against_nginx_and_agoo_and_iodine
+  # files themselves; the 100 KB file, the range and the 304 have ratios without a target.
+  def test_static_files_are_held_against_nginx_and_the_ruby_servers
     rows = [up("up_default", 50_000), row("nginx_static", 52_000, runtime: :native, group: "nginx"),
-            row("agoo", 30_000), row("iodine", 40_000)]
+            row("agoo", 30_000), row("iodine", 40_000), row("itsi", 20_000)]
     out = lines("static_1k", 1, rows)
     assert_includes out, "- 0.96× nginx serving the files — nginx_static 1 worker: issue 22: ≥ 0.9×, met"
-    assert_includes out, "- 1.25× the best of Agoo and Iodine serving the files — iodine 1 worker: issue 22: ≥ 1.5×, **missed**"
-    assert_includes lines("static_100k", 1, rows),
-                    "- 0.96× nginx serving the files — nginx_static 1 worker: no target for static_100k.ru with 1 worker"
+    assert_includes out, "- 1.25× the best of Agoo, Iodine and Itsi serving the files — iodine 1 worker: " \
+                         "issue 22: ≥ 1.5×, **missed**"
+    rows[4] = row("itsi", 45_000)
+    assert_includes lines("static_1m", 1, rows), "- 1.11× the best of Agoo, Iodine and Itsi serving the files — " \
+                                                 "itsi 1 worker: issue 22: ≥ 1.5×, **missed**"
+    %w[static_100k static_range static_304].each do |app|
+      assert_includes lines(app, 1, rows),
+                      "- 0.96× nginx serving the files — nginx_static 1 worker: no target for #{app}.ru with 1 worker"
+    end
+  end
+
+  # Issue 22: a Rails page's assets at 10 × what Rails serves through ActionDispatch::Static
+  # under Puma; issue 13's 1.3× Puma stays on the page itself.
+  def test_rails_assets_are_held_against_puma_at_ten_times
+    rows = [up("up_default", 95_000), row("puma", 10_000, group: "puma"), row("puma_thread", 9_000, group: "puma")]
+    %w[rails_css rails_js].each do |app|
+      assert_equal ["- 9.50× Puma — puma 1 worker: issue 22: ≥ 10×, **missed**"], lines(app, 1, rows).grep(/Puma —/)
+    end
+    assert_equal ["- 9.50× Puma — puma 1 worker: issue 13: ≥ 1.3×, met"], lines("rails", 1, rows).grep(/Puma —/)
   end
 
   # Issue 19's 0.95× nginx on hello.ru with 1 worker supersedes issue 12's 0.85×.

@@ -1,15 +1,15 @@
 # frozen_string_literal: true
 
-# Sends COUNT requests for / to 127.0.0.1:PORT over CONNECTIONS keep-alive connections, one
-# outstanding on each, and reads every response whole. Used by bench/instructions/run, where
-# the server runs under callgrind and its speed does not matter, only that each request is
-# answered.
+# Sends COUNT requests for PATH (/) to 127.0.0.1:PORT over CONNECTIONS keep-alive connections,
+# one outstanding on each, and reads every response whole. Used by bench/instructions/run,
+# where the server runs under callgrind and its speed does not matter, only that each request
+# is answered.
 require "socket"
 
-port, count, connections = ARGV.map { |a| Integer(a) }
-abort "usage: client.rb PORT COUNT CONNECTIONS" unless port && count && connections
+port, count, connections = ARGV.first(3).map { |a| Integer(a) }
+abort "usage: client.rb PORT COUNT CONNECTIONS [PATH]" unless port && count && connections
 
-REQUEST = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"
+REQUEST = "GET #{ARGV.fetch(3, "/")} HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
 def read_response(sock)
   data = +""

@@ -12,13 +12,15 @@ module Bench
   # What the apps of a run need around them, made once before the first table and stopped
   # after the last: a redis-server on a free loopback port holding foo = "bar" (json_api),
   # examples/rails' production database, made by `rails db:prepare` from its migrations and
-  # seeds in a temporary directory (rails), and the files of the static tables. Created by bench/run; owns the Redis process and
-  # the directory. #env_for(app) is what every server of that app's table gets in its
+  # seeds in a temporary directory (rails), its public/assets made by `rails assets:precompile`
+  # (the Rails asset tables), and the files of the static tables. Created by bench/run; owns the
+  # Redis process and the directory. #env_for(app) is what every server of that app's table gets in its
   # environment; #unavailable says why an app cannot run when its service could not be made;
   # #redis_get_calls counts the GETs Redis has served, for json_api's check of the servers.
   class AppServices
     RAILS_DIR = "examples/rails"
     PREPARE_TIMEOUT = 120
+    PRECOMPILE_TIMEOUT = 300
 
     attr_reader :unavailable
 
@@ -30,6 +32,7 @@ module Bench
       @env = Hash.new { |h, k| h[k] = {} }
       @dir = nil
       @redis = nil
+      @rails_env = nil
     end
 
     def start
@@ -37,6 +40,7 @@ module Bench
       @apps.each do |app|
         start_redis(app) if app.needs?(:redis)
         prepare_rails(app) if app.needs?(:rails)
+        precompile_assets(app) if app.needs?(:rails_assets) && !@unavailable.key?(app.name)
         write_static_files if app.needs?(:static_files)
       end
       self
@@ -100,7 +104,25 @@ module Bench
       end
     end
 
+    # The app's stylesheet and script fingerprinted into examples/rails/public/assets, as
+    # bin/setup --test makes them (and as a deploy does); the task skips what is up to date.
+    def precompile_assets(app)
+      env = Setup.clean_env.merge("RAILS_ENV" => "production", "SECRET_KEY_BASE_DUMMY" => "1")
+                 .merge(self.class.bundle_env(@root, app.name))
+      log = File.join(@results_dir, "rails-assets-precompile.log")
+      pid = Process.spawn(env, "bundle", "exec", "rails", "assets:precompile",
+                          chdir: File.join(@root, RAILS_DIR), in: File::NULL, out: log, err: log)
+      status = ServerProcess.wait_child(pid, PRECOMPILE_TIMEOUT)
+      ServerProcess.kill_child(pid) unless status
+      return if status&.success?
+
+      @unavailable[app.name] = "failed to start: rails assets:precompile failed (see #{log.delete_prefix("#{@root}/")})"
+    end
+
+    # Made once for all the apps that need it (rails, rails_css, rails_js).
     def prepare_rails(app)
+      return @env[app.name].merge!(@rails_env) if @rails_env
+
       env = {
         "RAILS_ENV" => "production", "RACK_ENV" => "production",
         "SECRET_KEY_BASE" => SecureRandom.hex(64),
@@ -115,6 +137,7 @@ module Bench
         @unavailable[app.name] = "failed to start: rails db:prepare failed (see #{log.delete_prefix("#{@root}/")})"
         return
       end
+      @rails_env = env
       @env[app.name].merge!(env)
     end
   end

@@ -16,9 +16,32 @@ module Bench
     # for a server that runs the same behaviour from its own file (Falcon, with
     # async-websocket's API). workers: the only worker counts it is measured with (nil: all).
     # peer_args: {peer key => flags} a peer gets on this app (where its static directory is;
-    # agoo's replace the rackup file).
+    # agoo's replace the rackup file, itsi's name the directory its static_assets serves).
+    # request_path may be a lambda, for a path known only once the app's services ran (a
+    # fingerprinted asset). headers: request fields wrk and the first check send (Range).
+    # status: the status the first check wants (200 unless given). validator: :etag to send
+    # every request with If-None-Match set to the etag of the server's own first answer (each
+    # server makes its etags its own way). appless: the peers that serve this app's files
+    # without running the app, so from bench/Gemfile rather than the app's own bundle.
     App = Struct.new(:name, :path, :request_path, :expect, :only, :needs, :default, :up_args, :up_note,
-                     :ws, :paths, :workers, :peer_args, keyword_init: true) do
+                     :ws, :paths, :workers, :peer_args, :headers, :status, :validator, :appless,
+                     keyword_init: true) do
+      def target
+        request_path.respond_to?(:call) ? request_path.call : request_path
+      end
+
+      def expected_status
+        status || 200
+      end
+
+      def request_headers
+        headers || {}
+      end
+
+      def appless?(peer)
+        appless.to_a.include?(peer.key)
+      end
+
       def serves?(peer)
         only.nil? || only.include?(peer.key) || only.include?(peer.group)
       end
@@ -57,13 +80,38 @@ module Bench
 
     # Issue 22's static tables: bench/static/public, written before the first table (needs:
     # :static_files), served by UP!'s engine (public/ beside bench/static/config.ru, no flag),
-    # nginx (sendfile on, no open_file_cache), agoo (-d DIR and no app: Bench::Peers says why)
-    # and iodine (-www).
+    # nginx (sendfile on, no open_file_cache), agoo (-d DIR and no app: Bench::Peers says why),
+    # iodine (-www) and itsi (its static_assets middleware, bench/config/itsi_static.rb.template).
     # Text of a fixed pattern, so a wrong byte shows in the first check.
     STATIC_DIR = File.expand_path("../../static/public", __dir__)
     STATIC_FILES = { "1k.txt" => 1024, "100k.txt" => 100 * 1024, "1m.txt" => 1024 * 1024 }.freeze
-    STATIC_PEERS = %w[up_default nginx_static agoo iodine].freeze
-    STATIC_ARGS = { "agoo" => ["-d", STATIC_DIR], "iodine" => ["-www", STATIC_DIR] }.freeze
+    STATIC_PEERS = %w[up_default nginx_static agoo iodine itsi].freeze
+    STATIC_ARGS = { "agoo" => ["-d", STATIC_DIR], "iodine" => ["-www", STATIC_DIR], "itsi" => [STATIC_DIR] }.freeze
+    # static_range asks for the second KiB of the 1 MB file: a 206 of 1,024 bytes.
+    STATIC_RANGE = 1024..2047
+
+    # The Rails asset tables: examples/rails' stylesheet and script as `rails assets:precompile`
+    # fingerprints them into public/assets (needs: :rails_assets), served by UP!'s engine (the
+    # app's public/, no flag), by Rails' ActionDispatch::Static under Puma
+    # (config.public_file_server.enabled), and by agoo from the directory with no app.
+    RAILS_PUBLIC = File.expand_path("../../../examples/rails/public", __dir__)
+    RAILS_ASSET_PEERS = %w[up_default puma agoo].freeze
+    RAILS_ASSET_ARGS = { "agoo" => ["-d", RAILS_PUBLIC] }.freeze
+
+    # The precompiled asset "application-HEX.EXT" (its path on disk), or nil before
+    # assets:precompile.
+    def self.rails_asset(ext)
+      Dir.glob(File.join(RAILS_PUBLIC, "assets", "application-*.#{ext}")).min
+    end
+
+    def self.rails_asset_path(ext)
+      file = rails_asset(ext) or return "/assets/application.#{ext}"
+      "/assets/#{File.basename(file)}"
+    end
+
+    def self.rails_asset_body?(ext, body)
+      (file = rails_asset(ext)) && body == File.binread(file)
+    end
 
     def self.static_bytes(size)
       line = "#{("a".."z").to_a.join * 2}0123456789\n"
@@ -116,6 +164,19 @@ module Bench
       App.new(name: "static_1m", path: "bench/static/config.ru", request_path: "/1m.txt",
               needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,
               expect: ->(body) { body == static_bytes(STATIC_FILES.fetch("1m.txt")) }),
+      App.new(name: "static_range", path: "bench/static/config.ru", request_path: "/1m.txt",
+              needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,
+              headers: { "range" => "bytes=#{STATIC_RANGE.first}-#{STATIC_RANGE.last}" }, status: 206,
+              expect: ->(body) { body == static_bytes(STATIC_FILES.fetch("1m.txt")).byteslice(STATIC_RANGE) }),
+      App.new(name: "static_304", path: "bench/static/config.ru", request_path: "/1k.txt",
+              needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,
+              validator: :etag, status: 304, expect: ->(body) { body.empty? }),
+      App.new(name: "rails_css", path: "examples/rails/config.ru", request_path: -> { rails_asset_path("css") },
+              needs: %i[rails rails_assets], only: RAILS_ASSET_PEERS, default: false,
+              peer_args: RAILS_ASSET_ARGS, appless: %w[agoo], expect: ->(body) { rails_asset_body?("css", body) }),
+      App.new(name: "rails_js", path: "examples/rails/config.ru", request_path: -> { rails_asset_path("js") },
+              needs: %i[rails rails_assets], only: RAILS_ASSET_PEERS, default: false,
+              peer_args: RAILS_ASSET_ARGS, appless: %w[agoo], expect: ->(body) { rails_asset_body?("js", body) }),
       App.new(name: "ws_idle", path: "test/rackup/ws_echo.ru", request_path: "/", needs: [], default: false,
               only: WS_PEERS, ws: "idle", workers: [1], paths: { "falcon" => "bench/config/falcon_ws_echo.ru" })
     ].freeze

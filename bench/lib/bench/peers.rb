@@ -97,10 +97,16 @@ module Bench
                mode: ->(w) { "#{workers(w)} × 1 thread" }) do |c|
         %W[bundle exec iodine -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t 1] + c.args.to_a + [c.app]
       end,
+      # An app's args name a directory for its static_assets middleware, which answers before
+      # the app (bench/config/itsi_static.rb.template, given with -C).
       Peer.new(key: "itsi", name: "itsi", gem: "itsi-server", runtime: :peer,
                note: "answers 503 once 30 requests wait for its Ruby thread (its default backlog)",
                mode: ->(w) { "#{workers(w)} × 1 thread" }) do |c|
-        %W[bundle exec itsi serve -b http://127.0.0.1:#{c.port} -w #{c.workers} -t 1 -r #{c.app}]
+        config = if c.args
+                   conf = write_config("itsi_static.rb.template", File.join(c.dir, "Itsi.rb"), root: c.args.first)
+                   ["-C", conf]
+                 end
+        %W[bundle exec itsi serve -b http://127.0.0.1:#{c.port} -w #{c.workers} -t 1] + config.to_a + ["-r", c.app]
       end,
       # One worker is puma's single mode (-w 0: no master process), more is cluster mode.
       # The one-thread row sits next to UP! -t 1 and the one-thread peers.
@@ -134,7 +140,8 @@ module Bench
         %W[nginx -p #{c.dir} -e #{c.dir}/error.log -c #{conf}]
       end,
       # The static tables' reference: the same directory by sendfile, no open_file_cache.
-      Peer.new(key: "nginx_static", group: "nginx", name: "nginx", runtime: :native, apps: %w[static_1k static_100k],
+      Peer.new(key: "nginx_static", group: "nginx", name: "nginx", runtime: :native,
+               apps: %w[static_1k static_100k static_1m static_range static_304],
                gem: "nginx", note: "`sendfile on`, no `open_file_cache`",
                mode: ->(w) { "worker_processes #{nginx_workers(w)}" }) do |c|
         user = Process.uid.zero? ? "user root;" : ""

@@ -238,12 +238,26 @@ module Bench
       text == "1.00" ? text : "**#{text}**"
     end
 
+    # The request fields wrk adds on the apps that ask for some (Range, If-None-Match), and the
+    # path of the apps whose path is found at run time (a fingerprinted asset).
+    def request_fields_text
+      @options.apps.map { |name| Apps.fetch(name) }.reject(&:ws?).filter_map do |app|
+        fields = app.request_headers.map { |k, v| "`-H '#{k}: #{v}'`" }
+        fields << "`-H 'if-none-match: ETAG'`, ETAG being the etag of the server's own answer to a first GET" if app.validator == :etag
+        fields << "the path `#{app.target}`" if app.request_path.respond_to?(:call)
+        next if fields.empty?
+
+        "#{app.name}.ru: #{fields.join(", ")}; the first check wants a #{app.expected_status} with the right body.\n\n"
+      end.join
+    end
+
     def commands
       out = +"<details><summary>Command lines (PORT: a free port; $TMP: a generated config)</summary>\n\n"
       if http_apps?
         out << "Load, for every server: `#{@wrk.argv("http://127.0.0.1:PORT/", @options.duration).join(" ")}`" \
                "#{@options.default_load? ? "" : " (`--load #{@options.load_shape}`)"}.\n\n"
       end
+      out << request_fields_text
       @options.apps.map { |app| Apps.fetch(app).ws }.compact.each do |mode|
         out << "WebSocket load, #{mode}: `#{@ws_load.shown_argv(mode, @options.duration).join(" ")}`#{
           " (warm-up: the echo command)" if mode == "idle"}.\n\n"

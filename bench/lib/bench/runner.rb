@@ -73,8 +73,10 @@ module Bench
       end
     end
 
-    # A running server of the table: its row, its process, its private directory, its URL.
-    Entry = Struct.new(:row, :server, :dir, :url, keyword_init: true)
+    # A running server of the table: its row, its process, its private directory, its URL, and
+    # the request fields every request to it carries (the app's, and for a validator app the
+    # If-None-Match made from this server's own etag by the first check).
+    Entry = Struct.new(:row, :server, :dir, :url, :headers, keyword_init: true)
 
     # The server's answer to the first request was not the app's.
     class WrongAnswer < StandardError; end
@@ -157,7 +159,8 @@ module Bench
       end
       server = ServerProcess.new(argv: argv, env: env_for(row.peer, row.app), chdir: @root, port: port,
                                  log_path: result_path(row, "server.log"))
-      Entry.new(row: row, server: server, dir: dir, url: "http://127.0.0.1:#{port}#{app.request_path}")
+      Entry.new(row: row, server: server, dir: dir, url: "http://127.0.0.1:#{port}#{app.target}",
+                headers: app.request_headers.dup)
     end
 
     # Starts the server and checks its answer to one GET; a server failing either is
@@ -217,7 +220,7 @@ module Bench
                  mode = warm_up && ws == "idle" ? "echo" : ws
                  @ws_load.run(mode, entry.row.port, seconds, path) { rss_kb(entry) }
                else
-                 @wrk.run(entry.url, seconds, path)
+                 @wrk.run(entry.url, seconds, path, headers: entry.headers)
                end
       add_errors(entry.row, result)
       raise Exited, "exited during #{step}: #{entry.server.log_tail}" unless entry.server.alive?
@@ -305,19 +308,41 @@ module Bench
 
         return
       end
-      response = Net::HTTP.start("127.0.0.1", port, open_timeout: 10, read_timeout: 30) do |http|
-        http.get(app.request_path)
-      end
+      entry.headers["if-none-match"] = etag_of(app, port) if app.validator == :etag
+      response = get(port, app.target, entry.headers)
       body = response.body.to_s
-      return if response.code == "200" && app.expect.call(body)
+      return if response.code == app.expected_status.to_s && app.expect.call(body)
 
-      raise WrongAnswer, "wrong answer to GET #{app.request_path}: status #{response.code}, " \
-                         "#{body.bytesize} bytes: #{body[0, 80].inspect}"
+      raise WrongAnswer, "wrong answer to GET #{app.target}#{headers_text(entry.headers)}: status " \
+                         "#{response.code}, #{body.bytesize} bytes: #{body[0, 80].inspect}"
     end
 
-    # An app with its own bundle (rails) runs every Ruby server from that bundle.
+    # The etag of the server's answer to a plain GET of the app's path (a 200 first).
+    def etag_of(app, port)
+      response = get(port, app.target, {})
+      raise WrongAnswer, "wrong answer to GET #{app.target}: status #{response.code}" unless response.code == "200"
+
+      response["etag"] or raise WrongAnswer, "no etag in its answer to GET #{app.target}, so no If-None-Match to send"
+    end
+
+    # One GET with these fields, asking for the body uncompressed as wrk does (nothing decoded).
+    def get(port, path, headers)
+      Net::HTTP.start("127.0.0.1", port, open_timeout: 10, read_timeout: 30) do |http|
+        request = Net::HTTP::Get.new(path, { "accept-encoding" => "identity" }.merge(headers))
+        http.request(request)
+      end
+    end
+
+    def headers_text(headers)
+      headers.empty? ? "" : " with #{headers.map { |k, v| "#{k}: #{v}" }.join(", ")}"
+    end
+
+    # An app with its own bundle (rails) runs every Ruby server from that bundle, but for a
+    # peer that serves its files without it (Apps, appless), which gets nothing of the app's.
     def env_for(peer, app)
       env = Setup.clean_env
+      return env.merge(@ruby_env).merge(@setup.bench_bundle_env) if Apps.fetch(app).appless?(peer)
+
       bundle = AppServices.bundle_env(@root, app)
       env = case peer.runtime
             when :up then env.merge(@ruby_env).merge(bundle || { "BUNDLE_GEMFILE" => File.join(@root, "Gemfile") })

@@ -47,7 +47,7 @@ module Bench
       npm_packages if @peers.any? { |p| p.key == "node_ws" }
       bench_bundle if @peers.any? { |p| p.runtime == :peer }
       up_build if @peers.any? { |p| p.runtime == :up }
-      rails_bundle if @apps.include?("rails")
+      rails_bundle if @apps.any? { |app| Apps.fetch(app).needs?(:rails) }
       self
     end
 

@@ -91,9 +91,15 @@ module Bench
       Target.new(label: "nginx serving the files", issue: 22, minimum: 0.9,
                  applies: ->(app, _w, shape) { %w[static_1k static_1m].include?(app) && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { row(rows, "nginx_static") }),
-      Target.new(label: "the best of Agoo and Iodine serving the files", issue: 22, minimum: 1.5,
+      Target.new(label: "the best of Agoo, Iodine and Itsi serving the files", issue: 22, minimum: 1.5,
                  applies: ->(app, _w, shape) { %w[static_1k static_1m].include?(app) && shape == DEFAULT_SHAPE },
-                 pick: ->(rows) { best(rows, %w[agoo iodine]) }),
+                 pick: ->(rows) { best(rows, %w[agoo iodine itsi]) }),
+      # A Rails page's stylesheet and script against what Rails serves through
+      # ActionDispatch::Static under Puma. The same label as issue 13's, so that each table
+      # prints the one that applies to it.
+      Target.new(label: "Puma", issue: 22, minimum: 10,
+                 applies: ->(app, _w, shape) { %w[rails_css rails_js].include?(app) && shape == DEFAULT_SHAPE },
+                 pick: ->(rows) { best(rows, %w[puma puma_thread]) }),
       Target.new(label: "Puma", issue: 13, minimum: 1.3,
                  applies: ->(app, _w, shape) { app == "rails" && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { best(rows, %w[puma puma_thread]) })

@@ -32,15 +32,16 @@ module Bench
       @connections = connections
     end
 
-    # The argv of one run (also what the report shows).
-    def argv(url, seconds)
-      %W[wrk -t#{@threads} -c#{@connections} -d#{seconds}s --latency #{url}]
+    # The argv of one run (also what the report shows); headers: fields every request carries.
+    def argv(url, seconds, headers: {})
+      %W[wrk -t#{@threads} -c#{@connections} -d#{seconds}s --latency] +
+        headers.flat_map { |name, value| ["-H", "#{name}: #{value}"] } + [url]
     end
 
     # Runs wrk for the given seconds, writes its output to out_path, returns a Result.
     # Raises Error when wrk printed no Requests/sec line.
-    def run(url, seconds, out_path)
-      pid = Process.spawn(*argv(url, seconds), in: File::NULL, out: out_path, err: %i[child out])
+    def run(url, seconds, out_path, headers: {})
+      pid = Process.spawn(*argv(url, seconds, headers: headers), in: File::NULL, out: out_path, err: %i[child out])
       status = ServerProcess.wait_child(pid, seconds + GRACE) or
         raise Error, "wrk did not finish within #{seconds + GRACE} s"
       pid = nil
