@@ -19,11 +19,6 @@ module Conformance
   # them (gaps_markdown).
   NOT_BUILT = {
     "up" => {
-      "test_websocket.rb" => "WebSockets on up (issue 23): the engine has them, the addon does not expose them yet",
-      "test_websocket_protocol.rb" => "WebSockets on up (issue 23), as test_websocket.rb",
-      "test_sse.rb" => "event streams on up (issue 23): not exposed by the addon yet",
-      "test_pubsub.rb" => "pub/sub on up (issue 23): not exposed by the addon yet",
-      "test_pubsub_cluster.rb" => "pub/sub on up (issue 23): not exposed by the addon yet",
       "test_static_files.rb" => "static files on up (issue 23): the engine has them, the addon does not configure them yet"
     }
   }.freeze

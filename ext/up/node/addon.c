@@ -10,6 +10,7 @@
 #include "addon.h"
 #include "loop_uv.h"
 #include "memory.h"
+#include "upgrades.h"
 
 #define MAX_HOST 256
 #define MAX_PORT 16
@@ -74,6 +75,8 @@ static void free_server(napi_env env, void *data, void *hint)
         up_server_free(srv->server);
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
+    if (srv->upgrades != NULL)
+        up_node_upgrades_free(srv->upgrades);
     if (srv->on_request != NULL)
         napi_delete_reference(env, srv->on_request);
     if (srv->on_log != NULL)
@@ -219,7 +222,8 @@ static napi_value init(napi_env env, napi_value exports)
         {"numConns", NULL, num_conns, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok ||
-        up_node_define_exchange(env, exports) != napi_ok)
+        up_node_define_exchange(env, exports) != napi_ok ||
+        up_node_define_upgrades(env, exports) != napi_ok)
         return NULL;
     return exports;
 }

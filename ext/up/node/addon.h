@@ -15,6 +15,8 @@
 #include "conn.h"
 #include "server.h"
 
+typedef struct up_node_upgrades_t up_node_upgrades_t;
+
 /* The meta array (an Int32Array JavaScript reads each request's layout from): fixed fields,
  * then two (offset, length) pairs per header field. Offsets are into the head string; -1 for a
  * slice outside it (an absolute-form target's empty path, which stands for "/"). */
@@ -31,6 +33,7 @@ enum {
     UP_NODE_META_CHUNKED,       /* the body came chunked: CONTENT_LENGTH is its decoded size */
     UP_NODE_META_BODY_FD,       /* a spooled body's file (read it with pread), else -1 */
     UP_NODE_META_BODY_LENGTH,
+    UP_NODE_META_UPGRADE,       /* what the request may become: up_upgrade_kind_t (upgrade.h) */
     UP_NODE_META_HEADERS = 20
 };
 #define UP_NODE_META_SIZE(max_headers) (UP_NODE_META_HEADERS + 4 * (max_headers))
@@ -63,6 +66,8 @@ typedef struct up_node_server_t {
     uint32_t num_slots, free_slot; /* free_slot: head of the free list, num_slots when none */
     char *scratch;       /* strings JavaScript hands over, copied out of V8 */
     size_t scratch_cap;
+    up_node_upgrades_t *upgrades; /* WebSockets, event streams, pub/sub (upgrades.h); NULL
+                                   * until JavaScript sets them up */
 } up_node_server_t;
 
 /* exchange.c */
@@ -71,5 +76,9 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports);
 /* A line in the server's log (the JavaScript log function). Loop thread, outside JavaScript or
  * inside it. */
 void up_node_log(up_node_server_t *srv, const char *line);
+/* The exchange a token names now, or NULL with an exception pending; and the end of one
+ * (websocket.c: an upgrade ends the exchange). */
+up_node_slot_t *up_node_exchange_slot(napi_env env, up_node_server_t *srv, napi_value token);
+void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot);
 
 #endif

@@ -19,6 +19,7 @@
 #include "addon.h"
 #include "memory.h"
 #include "response.h"
+#include "upgrades.h"
 
 /* Below this, scratch memory is kept between calls; a larger body's is freed after it. */
 #define SCRATCH_KEEP (1024 * 1024)
@@ -163,6 +164,8 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     up_node_server_t *srv = user;
     napi_env env = srv->env;
     const up_request_t *req = conn->req;
+    if (srv->upgrades != NULL)
+        up_node_run_events(srv->upgrades);
     const up_http1_request_t *head = &req->head;
     if (req->body.len > MAX_BODY_TO_JS) {
         up_response_send_simple(conn, 413, "Content Too Large", 1);
@@ -196,6 +199,7 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     meta[UP_NODE_META_CHUNKED] = head->chunked;
     meta[UP_NODE_META_BODY_FD] = req->body.fd;
     meta[UP_NODE_META_BODY_LENGTH] = (int32_t)req->body.len; /* at most MAX_BODY_TO_JS */
+    meta[UP_NODE_META_UPGRADE] = (int32_t)req->upgrade;
     for (size_t i = 0; i < head->num_headers; i++) {
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i, head->headers[i].name, base, head_len);
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i + 2, head->headers[i].value, base,
@@ -527,4 +531,14 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports)
         {"earlyHints", NULL, early_hints, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     return napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+}
+
+up_node_slot_t *up_node_exchange_slot(napi_env env, up_node_server_t *srv, napi_value token)
+{
+    return slot_of(env, srv, token);
+}
+
+void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot)
+{
+    finish_slot(srv, slot);
 }
