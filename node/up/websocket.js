@@ -76,8 +76,10 @@ class Connection {
   write(data, name, id) {
     if (this.kind === 'websocket') {
       if (this.closing || this.closed) return false;
-      return isBinary(data) ? this.send(this.wsSend, binaryPayload(data), true)
-        : this.send(this.wsSend, plain(data), false);
+      const binary = isBinary(data);
+      const payload = binary ? binaryPayload(data) : plain(data);
+      if (this.opened) return this.addon.wsSend(this.token, payload, binary);
+      return this.send(this.wsSend, payload, binary);
     }
     const Opal = this.upgrades.Opal;
     name = name === Opal.nil || name == null ? null : plain(name);

@@ -535,16 +535,29 @@ static napi_value ws_send(napi_env env, napi_callback_info info)
     napi_valuetype type;
     napi_typeof(env, argv[1], &type);
     size_t len = 0;
-    if (type == napi_string) {
-        if (binary)
-            napi_get_value_string_latin1(env, argv[1], NULL, 0, &len);
-        else
-            napi_get_value_string_utf8(env, argv[1], NULL, 0, &len);
-        if (len >= SHARE_MIN)
-            return boolean(env, send_shared(env, c->conn, opcode, argv[1], !binary, len) == 0);
-    }
     const char *data;
-    if (up_node_bytes_of(env, u, argv[1], !binary, 0, &data, &len) != 0) {
+    if (type == napi_string) {
+        /* The length in UTF-16 units costs nothing; each is at most 3 bytes of UTF-8 (a pair
+         * of them, 4), so a small message is copied out in one pass, without measuring it
+         * first. */
+        size_t units = 0;
+        napi_get_value_string_utf16(env, argv[1], NULL, 0, &units);
+        size_t most = binary ? units : units * 3;
+        if (most >= SHARE_MIN) {
+            if (binary)
+                len = units;
+            else
+                napi_get_value_string_utf8(env, argv[1], NULL, 0, &len);
+            if (len >= SHARE_MIN)
+                return boolean(env, send_shared(env, c->conn, opcode, argv[1], !binary, len) == 0);
+        }
+        char *buf = scratch(u, most + 1);
+        if (binary)
+            napi_get_value_string_latin1(env, argv[1], buf, most + 1, &len);
+        else
+            napi_get_value_string_utf8(env, argv[1], buf, most + 1, &len);
+        data = buf;
+    } else if (up_node_bytes_of(env, u, argv[1], !binary, 0, &data, &len) != 0) {
         napi_throw_type_error(env, NULL, "a message must be a String or a Buffer");
         return NULL;
     }
