@@ -15,7 +15,7 @@ const MAX_KEYS = 500;
 // The meta array's layout (ext/up/node/addon.h).
 const META = {
   MINOR: 1, NUM_HEADERS: 2, METHOD: 3, TARGET: 5, PATH: 7, QUERY: 9, HOST: 11, ABSOLUTE: 13,
-  CHUNKED: 14, BODY_FD: 15, BODY_LENGTH: 16, HEADERS: 20,
+  CHUNKED: 14, BODY_FD: 15, BODY_LENGTH: 16, UPGRADE: 17, HEADERS: 20,
 };
 
 class EnvBuilder {
@@ -69,8 +69,9 @@ class EnvBuilder {
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
     env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
-    // reference/websocket-pubsub.md: on every request; nil, as `up` takes no upgrade yet.
-    env.set('rack.upgrade?', this.nil);
+    // reference/websocket-pubsub.md: on every request, :websocket, :sse (Symbols are Strings
+    // in Opal) or nil, as the engine found (exchange.js).
+    env.set('rack.upgrade?', exchange.upgrade === null ? this.nil : exchange.upgrade);
     this.addHeaders(env, head, meta[META.NUM_HEADERS]);
     const host = meta[META.HOST + 1] > 0 ? this.slice(head, META.HOST) : null;
     // RFC 9112 §3.2.2: an absolute-form target's authority replaces Host.

@@ -12,6 +12,8 @@ const fs = require('node:fs');
 const { META } = require('./env');
 
 const BYTE_ENCODINGS = new Set(['ASCII-8BIT', 'ISO-8859-1']);
+// What a request may become, by the engine's up_upgrade_kind_t (meta[META.UPGRADE]).
+const UPGRADES = [null, 'websocket', 'sse'];
 
 function isUtf8(part) {
   const internal = part.internal_encoding;
@@ -100,6 +102,8 @@ class Exchange {
     this.remoteAddr = remoteAddr;
     this.where = where;
     this.server = server;
+    // What the request may become (websocket.js takes it when the app accepts).
+    this.upgrade = UPGRADES[meta[META.UPGRADE]];
     this.status = 200;
     this.headers = null;
     this.headSent = false;
@@ -129,6 +133,8 @@ class Exchange {
   sendCommon(status, hash, body, env) {
     if (typeof status !== 'number' || status % 1 !== 0 || status < 100 || status > 999) return false;
     if (hash == null || hash.$$is_hash !== true || !plainArray(body)) return false;
+    // An app that took the upgrade: Up::Node::Upgrader's.
+    if (this.upgrade !== null && env.has('rack.upgrade')) return false;
     const finished = env.get('rack.response_finished');
     if (!plainArray(finished) || finished.length !== 0) return false;
     for (let i = 0; i < body.length; i++) {
@@ -253,4 +259,4 @@ function readSpooled(meta) {
   return buffer.toString('latin1', 0, read);
 }
 
-module.exports = { Exchange };
+module.exports = { Exchange, flatten, plain, isUtf8 };

@@ -2,7 +2,7 @@
 // The process that serves for `up`: loads the compiled app (the bundle stores it in
 // Up::Node.app, as for up_node), gives the engine (the up.node addon, on Node's own loop) the
 // limits and addresses, and hands each request to the Ruby handler (Up::Node::Handler, shared
-// with up_node) through an Exchange. INT/TERM stop gracefully: no new connections, idle ones
+// with up_node) through an Exchange; the upgrades an app takes are websocket.js's. INT/TERM stop gracefully: no new connections, idle ones
 // closed, in-flight requests finished within --shutdown-timeout, status 0. QUIT stops at once,
 // HUP reopens the log file.
 
@@ -13,6 +13,8 @@ const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
 const { escapedThrow, describeThrown } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
+const { Upgrades } = require('./websocket');
+const { WorkerLink } = require('../up_node/cluster_pubsub');
 
 const ADDON = path.join(__dirname, '..', '..', 'lib', 'up', 'up.node');
 // How often a graceful stop looks whether the last connection is gone.
@@ -54,8 +56,9 @@ function run(options) {
   // callback is made first and finds the handler once requests can come (after listen).
   let handler = null;
   let meta = null;
+  const server = { upgrades: null };
   const onRequest = (head, body, remoteAddr, where) => {
-    const exchange = new Exchange(addon, meta, head, body, remoteAddr, where);
+    const exchange = new Exchange(addon, meta, head, body, remoteAddr, where, server);
     try {
       handler.$serve(exchange);
     } catch (error) {
@@ -70,6 +73,7 @@ function run(options) {
   meta = addon.createServer(engineConfig(options), onRequest, (line) => log.line(line));
   const builder = new EnvBuilder(globalThis.Opal, options.version, options.workers > 1, Node.ErrorStream.$new(log), meta);
   handler = Node.Handler.$new(app, builder, log);
+  server.upgrades = startUpgrades(addon, options, log);
 
   // The sockets Up::Node::AddonLauncher bound (Up::Binder), inherited across exec and fork.
   try {
@@ -102,6 +106,21 @@ function run(options) {
   }
   log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
   log.line(options.build_note);
+}
+
+// WebSockets, event streams and pub/sub (websocket.js), and lib/up/pub_sub.rb's view of this
+// process: its server, and in a cluster its link to the primary, which fans a publish out to
+// every worker (node/up_node/cluster_pubsub.js, primary.js: up_node's, as the primary is).
+function startUpgrades(addon, options, log) {
+  const Opal = globalThis.Opal;
+  const Node = Opal.Up.Node;
+  // With --preload the primary loaded the app too and runs the engines it attached: the ones
+  // this worker's load attached are those (lib/up/pub_sub.rb's after_fork).
+  if (cluster.isWorker && options.preload) Opal.Up.PubSub.$after_fork();
+  const upgrades = new Upgrades(Opal, addon, options, log);
+  Opal.Up.PubSub.$server_started(Node.PubSubServer.$new(upgrades.pubsub, log));
+  if (cluster.isWorker) Opal.Up.PubSub['$cluster_link='](Node.PubSubLink.$new(new WorkerLink(upgrades.pubsub), false));
+  return upgrades;
 }
 
 // The INT/TERM handler: the engine stops accepting, closes idle connections and closes busy

@@ -17,15 +17,7 @@ module Conformance
   # runtime => file => why. Not a skip that hides a failure: the Rakefile leaves them out and
   # says so at each run, test_known_gaps.rb checks every file exists, and the README lists
   # them (gaps_markdown).
-  NOT_BUILT = {
-    "up" => {
-      "test_websocket.rb" => "WebSockets on up (issue 23): the engine has them, the addon does not expose them yet",
-      "test_websocket_protocol.rb" => "WebSockets on up (issue 23), as test_websocket.rb",
-      "test_sse.rb" => "event streams on up (issue 23): not exposed by the addon yet",
-      "test_pubsub.rb" => "pub/sub on up (issue 23): not exposed by the addon yet",
-      "test_pubsub_cluster.rb" => "pub/sub on up (issue 23): not exposed by the addon yet"
-    }
-  }.freeze
+  NOT_BUILT = {}.freeze
 
   # The suite's files for runtime: all but those NOT_BUILT on it.
   def self.files_for(runtime, files)

@@ -76,7 +76,7 @@ module Bench
 
     # Issue 20's WebSocket tables: UP! (default and one thread, as against iodine -t 1), up_node,
     # and the peers with WebSockets of their own; one worker, as the issue's targets are set.
-    WS_PEERS = %w[up_default up_thread up_node iodine falcon node_ws].freeze
+    WS_PEERS = %w[up_default up_thread up_node up_addon iodine falcon node_ws].freeze
 
     # Issue 22's static tables: bench/static/public, written before the first table (needs:
     # :static_files), served by UP!'s engine (public/ beside bench/static/config.ru, no flag),

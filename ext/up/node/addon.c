@@ -10,6 +10,7 @@
 #include "addon.h"
 #include "loop_uv.h"
 #include "memory.h"
+#include "upgrades.h"
 
 #define MAX_HOST 256
 #define MAX_PORT 16
@@ -20,7 +21,7 @@ static napi_value throw_error(napi_env env, const char *message)
     return NULL;
 }
 
-static up_node_server_t *server_of(napi_env env)
+up_node_server_t *up_node_server_of(napi_env env)
 {
     void *data = NULL;
     napi_get_instance_data(env, &data);
@@ -75,6 +76,8 @@ static void free_server(napi_env env, void *data, void *hint)
     up_static_free(srv->static_files); /* after the server: nothing asks it any more */
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
+    if (srv->upgrades != NULL)
+        up_node_upgrades_free(srv->upgrades);
     if (srv->on_request != NULL)
         napi_delete_reference(env, srv->on_request);
     if (srv->on_log != NULL)
@@ -95,7 +98,7 @@ static napi_value create_server(napi_env env, napi_callback_info info)
     napi_value argv[3];
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3)
         return throw_error(env, "createServer(options, onRequest, onLog)");
-    if (server_of(env) != NULL)
+    if (up_node_server_of(env) != NULL)
         return throw_error(env, "createServer: one server per process");
     uv_loop_t *uv;
     if (napi_get_uv_event_loop(env, &uv) != napi_ok)
@@ -139,7 +142,7 @@ static napi_value create_server(napi_env env, napi_callback_info info)
 
 static up_node_server_t *started(napi_env env)
 {
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     if (srv == NULL)
         throw_error(env, "no server: call createServer first");
     return srv;
@@ -228,7 +231,8 @@ static napi_value init(napi_env env, napi_value exports)
     };
     if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok ||
         up_node_define_exchange(env, exports) != napi_ok ||
-        up_node_define_sendfile(env, exports) != napi_ok)
+        up_node_define_sendfile(env, exports) != napi_ok ||
+        up_node_define_upgrades(env, exports) != napi_ok)
         return NULL;
     return exports;
 }

@@ -16,6 +16,8 @@
 #include "server.h"
 #include "static_file.h"
 
+typedef struct up_node_upgrades_t up_node_upgrades_t;
+
 /* The meta array (an Int32Array JavaScript reads each request's layout from): fixed fields,
  * then two (offset, length) pairs per header field. Offsets are into the head string; -1 for a
  * slice outside it (an absolute-form target's empty path, which stands for "/"). */
@@ -32,6 +34,7 @@ enum {
     UP_NODE_META_CHUNKED,       /* the body came chunked: CONTENT_LENGTH is its decoded size */
     UP_NODE_META_BODY_FD,       /* a spooled body's file (read it with pread), else -1 */
     UP_NODE_META_BODY_LENGTH,
+    UP_NODE_META_UPGRADE,       /* what the request may become: up_upgrade_kind_t (upgrade.h) */
     UP_NODE_META_HEADERS = 20
 };
 #define UP_NODE_META_SIZE(max_headers) (UP_NODE_META_HEADERS + 4 * (max_headers))
@@ -65,7 +68,12 @@ typedef struct up_node_server_t {
     char *scratch;       /* strings JavaScript hands over, copied out of V8 */
     size_t scratch_cap;
     up_static_t *static_files; /* the engine's static file handler (static.c), NULL for none */
+    up_node_upgrades_t *upgrades; /* WebSockets, event streams, pub/sub (upgrades.h); NULL
+                                   * until JavaScript sets them up */
 } up_node_server_t;
+
+/* addon.c: the server of this Node environment (its instance data), NULL before createServer. */
+up_node_server_t *up_node_server_of(napi_env env);
 
 /* exchange.c */
 up_request_result_t up_node_on_request(up_conn_t *conn, void *user);
@@ -73,11 +81,11 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports);
 /* A line in the server's log (the JavaScript log function). Loop thread, outside JavaScript or
  * inside it. */
 void up_node_log(up_node_server_t *srv, const char *line);
-/* The slot a token names, or NULL with a JavaScript exception pending when it names none now;
- * and the end of its exchange (a deferred one goes back to the loop). For the response calls
- * of other files. */
-up_node_slot_t *up_node_slot_of(napi_env env, napi_value token);
-void up_node_finish_slot(up_node_server_t *srv, up_node_slot_t *slot);
+/* The exchange a token names now, or NULL with a JavaScript exception pending; and the end of
+ * one (a deferred one goes back to the loop). For the response calls of other files
+ * (sendfile.c; websocket.c, where an upgrade ends the exchange). */
+up_node_slot_t *up_node_exchange_slot(napi_env env, up_node_server_t *srv, napi_value token);
+void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot);
 
 /* static.c: the static file handler from options.static_files (Up::StaticFiles#to_h as JSON).
  * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set

@@ -19,6 +19,7 @@
 #include "addon.h"
 #include "memory.h"
 #include "response.h"
+#include "upgrades.h"
 
 /* Below this, scratch memory is kept between calls; a larger body's is freed after it. */
 #define SCRATCH_KEEP (1024 * 1024)
@@ -27,13 +28,6 @@
 /* The largest body JavaScript is handed: its length travels in an Int32Array, and a String
  * (what rack.input reads from on Node) cannot be much longer anyway. */
 #define MAX_BODY_TO_JS INT32_MAX
-
-static up_node_server_t *server_of(napi_env env)
-{
-    void *data = NULL;
-    napi_get_instance_data(env, &data);
-    return data;
-}
 
 /* ---------------------------------------------------------------- slots */
 
@@ -163,6 +157,8 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     up_node_server_t *srv = user;
     napi_env env = srv->env;
     const up_request_t *req = conn->req;
+    if (srv->upgrades != NULL)
+        up_node_run_events(srv->upgrades);
     const up_http1_request_t *head = &req->head;
     if (req->body.len > MAX_BODY_TO_JS) {
         up_response_send_simple(conn, 413, "Content Too Large", 1);
@@ -196,6 +192,7 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     meta[UP_NODE_META_CHUNKED] = head->chunked;
     meta[UP_NODE_META_BODY_FD] = req->body.fd;
     meta[UP_NODE_META_BODY_LENGTH] = (int32_t)req->body.len; /* at most MAX_BODY_TO_JS */
+    meta[UP_NODE_META_UPGRADE] = (int32_t)req->upgrade;
     for (size_t i = 0; i < head->num_headers; i++) {
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i, head->headers[i].name, base, head_len);
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i + 2, head->headers[i].value, base,
@@ -360,7 +357,7 @@ static napi_value respond(napi_env env, napi_callback_info info)
     size_t argc = 5;
     napi_value argv[5];
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     up_node_slot_t *slot = argc == 5 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
@@ -391,7 +388,7 @@ static napi_value head(napi_env env, napi_callback_info info)
     size_t argc = 3;
     napi_value argv[3];
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     up_node_slot_t *slot = argc == 3 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
@@ -412,7 +409,7 @@ static napi_value write_part(napi_env env, napi_callback_info info)
     size_t argc = 3;
     napi_value argv[3], result;
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     up_node_slot_t *slot = argc == 3 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
@@ -437,7 +434,7 @@ static napi_value finish(napi_env env, napi_callback_info info)
     size_t argc = 1;
     napi_value argv[1];
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     up_node_slot_t *slot = argc == 1 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
@@ -452,7 +449,7 @@ static napi_value fail(napi_env env, napi_callback_info info)
     size_t argc = 1;
     napi_value argv[1];
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     up_node_slot_t *slot = argc == 1 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
@@ -468,7 +465,7 @@ static napi_value early_hints(napi_env env, napi_callback_info info)
     size_t argc = 2;
     napi_value argv[2], status;
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
+    up_node_server_t *srv = up_node_server_of(env);
     up_node_slot_t *slot = argc == 2 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
@@ -484,16 +481,6 @@ static napi_value early_hints(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-up_node_slot_t *up_node_slot_of(napi_env env, napi_value token)
-{
-    return slot_of(env, server_of(env), token);
-}
-
-void up_node_finish_slot(up_node_server_t *srv, up_node_slot_t *slot)
-{
-    finish_slot(srv, slot);
-}
-
 napi_status up_node_define_exchange(napi_env env, napi_value exports)
 {
     napi_property_descriptor props[] = {
@@ -505,4 +492,14 @@ napi_status up_node_define_exchange(napi_env env, napi_value exports)
         {"earlyHints", NULL, early_hints, NULL, NULL, NULL, napi_default_jsproperty, NULL},
     };
     return napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+}
+
+up_node_slot_t *up_node_exchange_slot(napi_env env, up_node_server_t *srv, napi_value token)
+{
+    return slot_of(env, srv, token);
+}
+
+void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot)
+{
+    finish_slot(srv, slot);
 }

@@ -21,13 +21,6 @@
  * longer value is no date the engine reads (file_response.c then uses the file's). */
 #define SHORT_FIELD 64
 
-static up_node_server_t *server_of(napi_env env)
-{
-    void *data = NULL;
-    napi_get_instance_data(env, &data);
-    return data;
-}
-
 static napi_value result_string(napi_env env, const char *what)
 {
     napi_value v;
@@ -179,8 +172,8 @@ static napi_value send_file(napi_env env, napi_callback_info info)
     size_t argc = 5;
     napi_value argv[5], result;
     napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    up_node_server_t *srv = server_of(env);
-    up_node_slot_t *slot = argc == 5 ? up_node_slot_of(env, argv[0]) : NULL;
+    up_node_server_t *srv = up_node_server_of(env);
+    up_node_slot_t *slot = argc == 5 ? up_node_exchange_slot(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
     up_conn_t *conn = slot->conn;
@@ -206,7 +199,7 @@ static napi_value send_file(napi_env env, napi_callback_info info)
             return result;
         }
         refuse_path(srv, conn, path, errno);
-        up_node_finish_slot(srv, slot);
+        up_node_exchange_finish(srv, slot);
         return NULL;
     }
     app_fields_t a;
@@ -225,7 +218,7 @@ static napi_value send_file(napi_env env, napi_callback_info info)
         return result_string(env, err);
     }
     up_file_response_send(&f, conn);
-    up_node_finish_slot(srv, slot);
+    up_node_exchange_finish(srv, slot);
     return NULL;
 }
 

@@ -1,0 +1,766 @@
+/* WebSockets and event streams on `up`: the upgrade of a lent request, the clients it makes,
+ * the calls JavaScript makes on them, and the queue that hands the engine's events to
+ * JavaScript. See upgrades.h. */
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "memory.h"
+#include "response.h"
+#include "upgrades.h"
+#include "utf8.h"
+
+/* Below this, scratch memory is kept between calls. */
+#define SCRATCH_KEEP (1024 * 1024)
+/* Strings at least this long are sent by reference: copied out of V8 once, into memory the
+ * output queue shares, rather than once more into its buffers. */
+#define SHARE_MIN (32 * 1024)
+/* The queue's room is kept between turns up to this many events. */
+#define EVENTS_KEEP 1024
+
+static napi_value throw_error(napi_env env, const char *message)
+{
+    napi_throw_error(env, NULL, message);
+    return NULL;
+}
+
+up_node_upgrades_t *up_node_upgrades_of(napi_env env)
+{
+    up_node_server_t *srv = up_node_server_of(env);
+    return srv == NULL ? NULL : srv->upgrades;
+}
+
+/* ---------------------------------------------------------------- scratch memory */
+
+static char *scratch(up_node_upgrades_t *u, size_t size)
+{
+    if (u->scratch_cap < size) {
+        size_t cap = u->scratch_cap < 4096 ? 4096 : u->scratch_cap;
+        while (cap < size)
+            cap *= 2;
+        u->scratch = up_realloc(u->scratch, cap);
+        u->scratch_cap = cap;
+    }
+    return u->scratch;
+}
+
+static void trim_scratch(up_node_upgrades_t *u)
+{
+    if (u->scratch_cap > SCRATCH_KEEP) {
+        free(u->scratch);
+        u->scratch = NULL;
+        u->scratch_cap = 0;
+    }
+}
+
+int up_node_bytes_of(napi_env env, up_node_upgrades_t *u, napi_value v, int utf8, size_t at,
+                     const char **data, size_t *len)
+{
+    bool is_buffer = false;
+    napi_is_buffer(env, v, &is_buffer);
+    if (is_buffer) {
+        void *mem;
+        if (napi_get_buffer_info(env, v, &mem, len) != napi_ok)
+            return -1;
+        *data = mem;
+        return 0;
+    }
+    size_t n;
+    napi_status s = utf8 ? napi_get_value_string_utf8(env, v, NULL, 0, &n)
+                         : napi_get_value_string_latin1(env, v, NULL, 0, &n);
+    if (s != napi_ok)
+        return -1;
+    char *buf = scratch(u, at + n + 1) + at;
+    if (utf8)
+        napi_get_value_string_utf8(env, v, buf, n + 1, len);
+    else
+        napi_get_value_string_latin1(env, v, buf, n + 1, len);
+    *data = buf;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- clients */
+
+/* Returns a new client's slot index, or -1 when UP_NODE_MAX_CLIENTS are open. */
+static int64_t take_client(up_node_upgrades_t *u)
+{
+    if (u->free_client == u->num_clients) {
+        if (u->num_clients == UP_NODE_MAX_CLIENTS)
+            return -1;
+        uint32_t grown = u->num_clients == 0 ? 64 : u->num_clients * 2;
+        u->clients = up_realloc(u->clients, grown * sizeof(*u->clients));
+        for (uint32_t i = u->num_clients; i < grown; i++)
+            u->clients[i] = (up_node_client_t){.next_free = i + 1};
+        u->free_client = u->num_clients;
+        u->num_clients = grown;
+    }
+    uint32_t i = u->free_client;
+    u->free_client = u->clients[i].next_free;
+    return i;
+}
+
+/* The client's close event ran: its slot goes back, and a token naming it is stale. */
+static void release_client(up_node_upgrades_t *u, uint32_t i)
+{
+    up_node_client_t *c = &u->clients[i];
+    if (c->conn != NULL)
+        up_conn_release(c->conn);
+    c->conn = NULL;
+    c->generation = (c->generation + 1) & ((1u << (32 - UP_NODE_CLIENT_BITS)) - 1);
+    c->next_free = u->free_client;
+    u->free_client = i;
+}
+
+static uint32_t token_of(up_node_upgrades_t *u, uint32_t i)
+{
+    return i | (u->clients[i].generation << UP_NODE_CLIENT_BITS);
+}
+
+up_node_client_t *up_node_client_of(up_node_upgrades_t *u, napi_env env, napi_value token)
+{
+    uint32_t t;
+    if (u == NULL || napi_get_value_uint32(env, token, &t) != napi_ok)
+        return NULL;
+    uint32_t i = t & (UP_NODE_MAX_CLIENTS - 1);
+    if (i >= u->num_clients || u->clients[i].conn == NULL ||
+        u->clients[i].generation != t >> UP_NODE_CLIENT_BITS)
+        return NULL;
+    return &u->clients[i];
+}
+
+/* ---------------------------------------------------------------- the event queue */
+
+static void run_queue(up_node_upgrades_t *u);
+
+void up_node_run_events(up_node_upgrades_t *u)
+{
+    if (u->head < u->len)
+        run_queue(u);
+}
+
+static void queue_on_prepare(uv_prepare_t *h)
+{
+    run_queue(h->data);
+}
+
+static void queue_on_check(uv_check_t *h)
+{
+    run_queue(h->data);
+}
+
+void up_node_queue_event(up_node_upgrades_t *u, const up_node_event_t *ev)
+{
+    if (u->len == u->cap) {
+        if (u->head > 0 && !u->running) {
+            memmove(u->events, u->events + u->head, (u->len - u->head) * sizeof(*u->events));
+            u->len -= u->head;
+            u->head = 0;
+        }
+        if (u->len == u->cap) {
+            u->cap = u->cap == 0 ? 64 : u->cap * 2;
+            u->events = up_realloc(u->events, u->cap * sizeof(*u->events));
+        }
+    }
+    u->events[u->len++] = *ev;
+    if (u->len - u->head == 1 && !u->running) {
+        uv_prepare_start(u->prepare, queue_on_prepare);
+        uv_check_start(u->check, queue_on_check);
+    }
+}
+
+static void free_event(up_node_event_t *ev)
+{
+    free(ev->msg);
+    free(ev->channel);
+    if (ev->message != NULL)
+        up_shared_release(ev->message);
+}
+
+/* A thrown value that escaped JavaScript's dispatcher (a bug of ours): logged. */
+static void log_escaped(up_node_upgrades_t *u)
+{
+    napi_env env = u->srv->env;
+    napi_value error, text;
+    char line[1024];
+    size_t n = 0;
+    int at = snprintf(line, sizeof(line), "error in up's upgrade events: ");
+    napi_get_and_clear_last_exception(env, &error);
+    if (napi_coerce_to_string(env, error, &text) != napi_ok ||
+        napi_get_value_string_utf8(env, text, line + at, sizeof(line) - (size_t)at, &n) != napi_ok) {
+        napi_value ignored;
+        napi_get_and_clear_last_exception(env, &ignored);
+        snprintf(line + at, sizeof(line) - (size_t)at, "(a value that cannot be shown)");
+    }
+    up_node_log(u->srv, line);
+}
+
+/* Hands one event to JavaScript: onEvent(kind, id, data, channel). Inside run_queue's callback
+ * scope. */
+static void dispatch(up_node_upgrades_t *u, up_node_event_t *ev, napi_value fn, napi_value recv)
+{
+    napi_env env = u->srv->env;
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    napi_value argv[4], result;
+    size_t argc = 3;
+    napi_create_int32(env, ev->kind, &argv[0]);
+    napi_create_uint32(env, ev->id, &argv[1]);
+    switch (ev->kind) {
+    case UP_NODE_EV_TEXT:
+        napi_create_string_utf8(env, ev->msg->data, ev->msg->len, &argv[2]);
+        break;
+    case UP_NODE_EV_BINARY:
+        napi_create_string_latin1(env, ev->msg->data, ev->msg->len, &argv[2]);
+        break;
+    case UP_NODE_EV_PUBSUB_TEXT:
+        napi_create_string_utf8(env, ev->message->base, ev->message->len, &argv[2]);
+        break;
+    case UP_NODE_EV_PUBSUB_BINARY:
+        napi_create_string_latin1(env, ev->message->base, ev->message->len, &argv[2]);
+        break;
+    default:
+        napi_create_uint32(env, ev->code, &argv[2]);
+    }
+    if (ev->kind == UP_NODE_EV_PUBSUB_TEXT || ev->kind == UP_NODE_EV_PUBSUB_BINARY) {
+        napi_create_string_utf8(env, ev->channel, ev->channel_len, &argv[3]);
+        argc = 4;
+    }
+    if (napi_call_function(env, recv, fn, argc, argv, &result) != napi_ok)
+        log_escaped(u);
+    napi_close_handle_scope(env, scope);
+}
+
+/* Runs every queued event in order, and those queued meanwhile. One callback scope holds them
+ * all, as one napi_make_callback would hold one: Node's microtasks and nextTick queue run once
+ * the batch is done (after each event, they would cost a turn of their own per message). */
+static void run_queue(up_node_upgrades_t *u)
+{
+    if (u->running)
+        return;
+    u->running = 1;
+    napi_env env = u->srv->env;
+    napi_handle_scope handles;
+    napi_callback_scope scope;
+    napi_value fn, recv;
+    napi_open_handle_scope(env, &handles);
+    napi_get_reference_value(env, u->on_event, &fn);
+    napi_get_global(env, &recv);
+    napi_open_callback_scope(env, recv, u->srv->async, &scope);
+    while (u->head < u->len) {
+        up_node_event_t ev = u->events[u->head++];
+        dispatch(u, &ev, fn, recv);
+        if ((ev.kind == UP_NODE_EV_TEXT || ev.kind == UP_NODE_EV_BINARY) &&
+            u->clients[ev.id].conn != NULL)
+            up_ws_any_consumed(u->clients[ev.id].conn, ev.msg->len);
+        if (ev.kind == UP_NODE_EV_CLOSE)
+            release_client(u, ev.id);
+        free_event(&ev);
+    }
+    napi_close_callback_scope(env, scope);
+    napi_close_handle_scope(env, handles);
+    u->head = u->len = 0;
+    if (u->cap > EVENTS_KEEP) {
+        free(u->events);
+        u->events = NULL;
+        u->cap = 0;
+    }
+    u->running = 0;
+    uv_prepare_stop(u->prepare);
+    uv_check_stop(u->check);
+    trim_scratch(u);
+    /* What JavaScript wrote goes out now, not at the loop's next wake-up (the wake-up its
+     * writes asked for finds nothing left then): no JavaScript is running, so this is the
+     * engine's wake-up work at a point where the loop could have run it. */
+    up_server_t *server = u->srv->server;
+    up_conn_loop_take_mail(server);
+    up_conn_loop_run_deferred(server);
+}
+
+/* ---------------------------------------------------------------- the engine's events */
+
+static up_node_upgrades_t *upgrades_of_conn(up_conn_t *conn)
+{
+    return ((up_node_server_t *)conn->server->handler.user)->upgrades;
+}
+
+static void queue_client_event(up_conn_t *conn, void *user, int kind, unsigned code,
+                               up_upgrade_message_t *msg)
+{
+    up_node_event_t ev = {.kind = kind, .id = (uint32_t)(uintptr_t)user, .code = code, .msg = msg};
+    up_node_queue_event(upgrades_of_conn(conn), &ev);
+}
+
+static void client_on_open(up_conn_t *conn, void *user)
+{
+    queue_client_event(conn, user, UP_NODE_EV_OPEN, 0, NULL);
+}
+
+static void client_on_message(up_conn_t *conn, void *user, up_upgrade_message_t *msg)
+{
+    queue_client_event(conn, user, msg->binary ? UP_NODE_EV_BINARY : UP_NODE_EV_TEXT, 0, msg);
+}
+
+static void client_on_drained(up_conn_t *conn, void *user)
+{
+    queue_client_event(conn, user, UP_NODE_EV_DRAINED, 0, NULL);
+}
+
+static void client_on_shutdown(up_conn_t *conn, void *user)
+{
+    queue_client_event(conn, user, UP_NODE_EV_SHUTDOWN, 0, NULL);
+}
+
+static void client_on_close(up_conn_t *conn, void *user, unsigned code)
+{
+    queue_client_event(conn, user, UP_NODE_EV_CLOSE, code, NULL);
+}
+
+static const up_upgrade_events_t client_events = {client_on_open, client_on_message,
+                                                  client_on_drained, client_on_shutdown,
+                                                  client_on_close};
+
+/* ---------------------------------------------------------------- the upgrade */
+
+/* Fields of the app's that the upgrade's own head replaces (as up_ruby's, client.c). */
+static const char *const ws_owned[] = {"content-type", "content-length", "transfer-encoding",
+                                       "connection", "upgrade", "sec-websocket-accept",
+                                       "sec-websocket-extensions", NULL};
+static const char *const sse_owned[] = {"content-type", "content-length", "transfer-encoding",
+                                        "connection", "cache-control", NULL};
+static const char protocol_field[] = "sec-websocket-protocol";
+
+static int named(const char *name, size_t len, const char *wanted)
+{
+    return strlen(wanted) == len && strncasecmp(name, wanted, len) == 0;
+}
+
+static int owned(const char *name, size_t len, const char *const *list, int protocol_too)
+{
+    if (protocol_too && named(name, len, protocol_field))
+        return 1;
+    for (const char *const *p = list; *p != NULL; p++) {
+        if (named(name, len, *p))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether the request offered the subprotocol chosen (RFC 6455 §4.2.2: the server picks only
+ * among the client's; a client fails the connection otherwise). */
+static int offered(up_conn_t *conn, const char *chosen, size_t len)
+{
+    const up_http1_request_t *head = &conn->req->head;
+    for (size_t i = 0; i < head->num_headers; i++) {
+        const up_http1_header_t *h = &head->headers[i];
+        if (named(h->name.base, h->name.len, protocol_field) &&
+            up_ws_list_contains(h->value, chosen, len, 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* The app's subprotocol in the flat fields, if it chose one the client did not offer. */
+static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_conn_t *conn,
+                              napi_value fields, uint32_t n)
+{
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
+        napi_value name_v, value_v;
+        const char *name, *value;
+        size_t name_len, value_len;
+        napi_get_element(env, fields, i, &name_v);
+        if (up_node_bytes_of(env, u, name_v, 0, 0, &name, &name_len) != 0 ||
+            !named(name, name_len, protocol_field))
+            continue;
+        napi_get_element(env, fields, i + 1, &value_v);
+        if (up_node_bytes_of(env, u, value_v, 0, 0, &value, &value_len) == 0)
+            return !offered(conn, value, value_len);
+    }
+    return 0;
+}
+
+/* The app's fields after the upgrade's own, but those it replaces. Returns NULL, or what is
+ * wrong. */
+static const char *add_fields(napi_env env, up_node_upgrades_t *u, up_conn_t *conn,
+                              napi_value fields, uint32_t n, const char *const *skip,
+                              int protocol_too)
+{
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
+        napi_value name_v, value_v;
+        const char *name, *value;
+        size_t name_len, value_len;
+        napi_get_element(env, fields, i, &name_v);
+        napi_get_element(env, fields, i + 1, &value_v);
+        if (up_node_bytes_of(env, u, name_v, 0, 0, &name, &name_len) != 0)
+            return "a header name is not a String";
+        if (owned(name, name_len, skip, protocol_too))
+            continue;
+        if (up_node_bytes_of(env, u, value_v, 0, name_len + 1, &value, &value_len) != 0)
+            return "a header value is not a String";
+        name = u->scratch; /* the value went after it */
+        up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
+        if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
+            return "invalid header name";
+        if (e != UP_RESPONSE_OK)
+            return "invalid header value (CR, LF or NUL)";
+    }
+    return NULL;
+}
+
+static napi_value string_value(napi_env env, const char *s)
+{
+    napi_value v;
+    napi_create_string_utf8(env, s, NAPI_AUTO_LENGTH, &v);
+    return v;
+}
+
+/* upgrade(exchangeToken, fields): the app took the upgrade the request asked for, with these
+ * response fields (flat [name, value, ...]). Sends the 101 (WebSocket) or the stream's head,
+ * ends the exchange and returns the client's token; its open event follows once the
+ * connection speaks the new protocol, before which nothing may be written. Returns what is
+ * wrong as a String instead (nothing was sent: the caller fails the exchange). */
+static napi_value upgrade(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2], result;
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_upgrades_t *u = up_node_upgrades_of(env);
+    if (u == NULL)
+        return throw_error(env, "upgrade: call upgrades() first");
+    up_node_slot_t *slot = argc == 2 ? up_node_exchange_slot(env, u->srv, argv[0]) : NULL;
+    if (slot == NULL)
+        return NULL;
+    up_conn_t *conn = slot->conn;
+    up_upgrade_kind_t kind = conn->req->upgrade;
+    uint32_t n = 0;
+    if (kind == UP_UPGRADE_NONE)
+        return string_value(env, "the request asked for no upgrade");
+    if (napi_get_array_length(env, argv[1], &n) != napi_ok)
+        return string_value(env, "header fields must be an Array");
+    int64_t i = take_client(u);
+    if (i < 0)
+        return string_value(env, "too many upgraded connections");
+    up_ws_t *ws = NULL;
+    int protocol_too = 0;
+    if (kind == UP_UPGRADE_WEBSOCKET) {
+        protocol_too = unoffered_protocol(env, u, conn, argv[1], n);
+        if (protocol_too)
+            up_node_log(u->srv, "the app chose a WebSocket subprotocol the client did not offer; "
+                                "it is left out of the 101 (RFC 6455 §4.2.2)");
+        ws = up_ws_lent_start_accept(conn, &u->ws);
+    } else {
+        up_sse_lent_start_accept(conn);
+    }
+    const char *err = add_fields(env, u, conn, argv[1], n,
+                                 kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too);
+    trim_scratch(u);
+    void *user = (void *)(uintptr_t)i;
+    if (err != NULL) {
+        if (ws != NULL)
+            up_ws_discard(ws);
+        up_response_rollback(conn);
+    } else if (kind == UP_UPGRADE_WEBSOCKET ? up_ws_lent_accept(conn, ws, &client_events, user)
+                                            : up_sse_lent_accept(conn, u->sse_heartbeat_ms,
+                                                                 &client_events, user)) {
+        err = "the upgrade cannot be written";
+        up_response_rollback(conn);
+    }
+    if (err != NULL) {
+        u->clients[i].next_free = u->free_client;
+        u->free_client = (uint32_t)i;
+        return string_value(env, err);
+    }
+    up_node_client_t *c = &u->clients[i];
+    up_conn_retain(conn);
+    c->conn = conn;
+    c->kind = kind;
+    up_node_exchange_finish(u->srv, slot);
+    napi_create_uint32(env, token_of(u, (uint32_t)i), &result);
+    return result;
+}
+
+/* ---------------------------------------------------------------- client calls */
+
+static napi_value boolean(napi_env env, int b)
+{
+    napi_value v;
+    napi_get_boolean(env, b, &v);
+    return v;
+}
+
+static napi_value number(napi_env env, double d)
+{
+    napi_value v;
+    napi_create_double(env, d, &v);
+    return v;
+}
+
+static void shared_free(up_shared_t *shared)
+{
+    free(shared);
+}
+
+/* A WebSocket message of len bytes of v, copied once into memory the output queue shares. */
+static int send_shared(napi_env env, up_conn_t *conn, int opcode, napi_value v, int utf8,
+                       size_t len)
+{
+    up_shared_t *shared = up_malloc(sizeof(*shared) + len + 1);
+    char *bytes = (char *)(shared + 1);
+    size_t got = 0;
+    if (utf8)
+        napi_get_value_string_utf8(env, v, bytes, len + 1, &got);
+    else
+        napi_get_value_string_latin1(env, v, bytes, len + 1, &got);
+    up_shared_init(shared, bytes, got, shared_free);
+    int r = up_ws_any_send_shared(conn, opcode, shared, 0, got);
+    up_shared_release(shared);
+    return r;
+}
+
+/* wsSend(token, data, binary): one message, a String (UTF-8 text, or one char a byte when
+ * binary) or a Buffer. The caller checked that text is well-formed. True when queued, false
+ * once the connection is closed or closing. */
+static napi_value ws_send(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_upgrades_t *u = up_node_upgrades_of(env);
+    up_node_client_t *c = argc == 3 ? up_node_client_of(u, env, argv[0]) : NULL;
+    if (c == NULL || c->kind != UP_UPGRADE_WEBSOCKET)
+        return boolean(env, 0);
+    bool binary = false;
+    napi_get_value_bool(env, argv[2], &binary);
+    int opcode = binary ? UP_WS_OP_BINARY : UP_WS_OP_TEXT;
+    napi_valuetype type;
+    napi_typeof(env, argv[1], &type);
+    size_t len = 0;
+    const char *data;
+    if (type == napi_string) {
+        /* The length in UTF-16 units costs nothing; each is at most 3 bytes of UTF-8 (a pair
+         * of them, 4), so a small message is copied out in one pass, without measuring it
+         * first. */
+        size_t units = 0;
+        napi_get_value_string_utf16(env, argv[1], NULL, 0, &units);
+        size_t most = binary ? units : units * 3;
+        if (most >= SHARE_MIN) {
+            if (binary)
+                len = units;
+            else
+                napi_get_value_string_utf8(env, argv[1], NULL, 0, &len);
+            if (len >= SHARE_MIN)
+                return boolean(env, send_shared(env, c->conn, opcode, argv[1], !binary, len) == 0);
+        }
+        char *buf = scratch(u, most + 1);
+        if (binary)
+            napi_get_value_string_latin1(env, argv[1], buf, most + 1, &len);
+        else
+            napi_get_value_string_utf8(env, argv[1], buf, most + 1, &len);
+        data = buf;
+    } else if (up_node_bytes_of(env, u, argv[1], !binary, 0, &data, &len) != 0) {
+        napi_throw_type_error(env, NULL, "a message must be a String or a Buffer");
+        return NULL;
+    }
+    int r = up_ws_any_send(c->conn, opcode, data, len);
+    trim_scratch(u);
+    return boolean(env, r == 0);
+}
+
+/* sseSend(token, data, utf8, event, id): one event; event and id are Strings or null. Returns
+ * 0 when queued, -1 once the stream is closed or closing, -2 for a name or id with a line
+ * break or NUL. */
+static napi_value sse_send(napi_env env, napi_callback_info info)
+{
+    size_t argc = 5;
+    napi_value argv[5];
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_upgrades_t *u = up_node_upgrades_of(env);
+    up_node_client_t *c = argc == 5 ? up_node_client_of(u, env, argv[0]) : NULL;
+    if (c == NULL || c->kind != UP_UPGRADE_SSE)
+        return number(env, -1);
+    bool utf8 = true;
+    napi_get_value_bool(env, argv[2], &utf8);
+    const char *event = NULL, *id = NULL, *data;
+    size_t event_len = 0, id_len = 0, len, at = 0;
+    napi_valuetype type;
+    /* Each field goes after the one before in scratch memory (a later one may grow it). */
+    napi_typeof(env, argv[3], &type);
+    if (type == napi_string) {
+        if (up_node_bytes_of(env, u, argv[3], 1, at, &event, &event_len) != 0)
+            return number(env, -2);
+        at += event_len + 1;
+    }
+    napi_typeof(env, argv[4], &type);
+    if (type == napi_string) {
+        if (up_node_bytes_of(env, u, argv[4], 1, at, &id, &id_len) != 0)
+            return number(env, -2);
+        at += id_len + 1;
+    }
+    size_t id_at = at - (id != NULL ? id_len + 1 : 0);
+    if (up_node_bytes_of(env, u, argv[1], utf8, at, &data, &len) != 0) {
+        napi_throw_type_error(env, NULL, "an event's data must be a String or a Buffer");
+        return NULL;
+    }
+    /* scratch memory may have moved under the fields. */
+    if (event != NULL)
+        event = u->scratch;
+    if (id != NULL)
+        id = u->scratch + id_at;
+    int r = up_sse_any_send(c->conn, event, event_len, id, id_len, data, len);
+    trim_scratch(u);
+    return number(env, r);
+}
+
+/* upgradeClose(token, code): a WebSocket's close handshake with code (1000 when invalid), or
+ * an event stream's end, behind what was written. */
+static napi_value upgrade_close(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2];
+    uint32_t code = UP_WS_CLOSE_NORMAL;
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_client_t *c = argc == 2 ? up_node_client_of(up_node_upgrades_of(env), env, argv[0]) : NULL;
+    if (c == NULL)
+        return NULL;
+    napi_get_value_uint32(env, argv[1], &code);
+    if (c->kind == UP_UPGRADE_WEBSOCKET)
+        up_ws_any_close(c->conn, code);
+    else
+        up_sse_any_close(c->conn);
+    return NULL;
+}
+
+/* upgradePending(token): writes not yet handed to the kernel, -1 once closed or closing; above
+ * 0, the drained event is owed. */
+static napi_value upgrade_pending(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1];
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_client_t *c = argc == 1 ? up_node_client_of(up_node_upgrades_of(env), env, argv[0]) : NULL;
+    if (c == NULL)
+        return number(env, -1);
+    return number(env, (double)(c->kind == UP_UPGRADE_WEBSOCKET ? up_ws_any_pending(c->conn)
+                                                                : up_sse_any_pending(c->conn)));
+}
+
+/* upgradeOpen(token): whether the connection is open and not closing. */
+static napi_value upgrade_open(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1];
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_client_t *c = argc == 1 ? up_node_client_of(up_node_upgrades_of(env), env, argv[0]) : NULL;
+    return boolean(env, c != NULL && up_conn_any_state(c->conn) == UP_CONN_OPEN);
+}
+
+/* wsPing(token[, ms]): sets a WebSocket's idle timeout when ms is given; returns it (ms). */
+static napi_value ws_ping(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2];
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_client_t *c = argc >= 1 ? up_node_client_of(up_node_upgrades_of(env), env, argv[0]) : NULL;
+    if (c == NULL || c->kind != UP_UPGRADE_WEBSOCKET)
+        return number(env, 0);
+    uint32_t ms;
+    if (argc == 2 && napi_get_value_uint32(env, argv[1], &ms) == napi_ok)
+        up_ws_any_set_ping(c->conn, ms);
+    return number(env, up_ws_any_ping(c->conn));
+}
+
+/* ---------------------------------------------------------------- setup */
+
+/* A whole number from options[name], or fallback when it is absent. */
+static int64_t option(napi_env env, napi_value options, const char *name, int64_t fallback)
+{
+    napi_value v;
+    napi_valuetype type;
+    int64_t n;
+    if (napi_get_named_property(env, options, name, &v) != napi_ok ||
+        napi_typeof(env, v, &type) != napi_ok || type != napi_number ||
+        napi_get_value_int64(env, v, &n) != napi_ok)
+        return fallback;
+    return n;
+}
+
+static void handle_on_closed(uv_handle_t *h)
+{
+    free(h);
+}
+
+/* upgrades(options, onEvent): see upgrades.h. */
+static napi_value upgrades(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2];
+    uv_loop_t *uv;
+    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+    up_node_server_t *srv = up_node_server_of(env);
+    if (srv == NULL || argc < 2)
+        return throw_error(env, "upgrades(options, onEvent) after createServer");
+    if (srv->upgrades != NULL)
+        return throw_error(env, "upgrades: set up already");
+    if (napi_get_uv_event_loop(env, &uv) != napi_ok)
+        return throw_error(env, "upgrades: no uv loop");
+    up_node_upgrades_t *u = up_calloc(1, sizeof(*u));
+    u->srv = srv;
+    if (napi_create_reference(env, argv[1], 1, &u->on_event) != napi_ok) {
+        free(u);
+        return throw_error(env, "upgrades: out of JavaScript resources");
+    }
+    u->ws.max_message = (uint64_t)option(env, argv[0], "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
+    u->ws.ping_ms = (unsigned)option(env, argv[0], "ws_ping_ms", UP_WS_DEFAULT_PING_MS);
+    if (option(env, argv[0], "ws_deflate", 0) != 0)
+        u->ws.compressors = up_ws_compressors_new();
+    u->sse_heartbeat_ms =
+        (unsigned)option(env, argv[0], "sse_heartbeat_ms", UP_SSE_DEFAULT_HEARTBEAT_MS);
+    up_pubsub_callbacks_t callbacks = up_node_pubsub_callbacks;
+    callbacks.data = u;
+    u->pubsub = up_pubsub_new(srv->server, (uint64_t)option(env, argv[0], "ws_max_pending", 4 << 20),
+                              &callbacks);
+    u->prepare = up_malloc(sizeof(*u->prepare));
+    u->check = up_malloc(sizeof(*u->check));
+    uv_prepare_init(uv, u->prepare);
+    uv_check_init(uv, u->check);
+    u->prepare->data = u->check->data = u;
+    /* Housekeeping: the sockets keep Node's loop alive, not these. */
+    uv_unref((uv_handle_t *)u->prepare);
+    uv_unref((uv_handle_t *)u->check);
+    srv->upgrades = u;
+    return NULL;
+}
+
+void up_node_upgrades_free(up_node_upgrades_t *u)
+{
+    for (size_t i = u->head; i < u->len; i++)
+        free_event(&u->events[i]);
+    free(u->events);
+    for (uint32_t i = 0; i < u->num_clients; i++) {
+        if (u->clients[i].conn != NULL)
+            up_conn_release(u->clients[i].conn);
+    }
+    free(u->clients);
+    up_pubsub_free(u->pubsub);
+    up_ws_compressors_free(u->ws.compressors);
+    uv_close((uv_handle_t *)u->prepare, handle_on_closed);
+    uv_close((uv_handle_t *)u->check, handle_on_closed);
+    napi_delete_reference(u->srv->env, u->on_event);
+    free(u->scratch);
+    free(u);
+}
+
+napi_status up_node_define_upgrades(napi_env env, napi_value exports)
+{
+    napi_property_descriptor props[] = {
+        {"upgrades", NULL, upgrades, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"upgrade", NULL, upgrade, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"wsSend", NULL, ws_send, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"sseSend", NULL, sse_send, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"upgradeClose", NULL, upgrade_close, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"upgradePending", NULL, upgrade_pending, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"upgradeOpen", NULL, upgrade_open, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+        {"wsPing", NULL, ws_ping, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+    };
+    napi_status s = napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+    return s != napi_ok ? s : up_node_define_pubsub(env, exports);
+}
