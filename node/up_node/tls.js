@@ -122,6 +122,10 @@ class TLSBind {
 
   watch(server) {
     this.server = server;
+    // An idle keep-alive connection past its timeout: Node destroys a socket without a
+    // listener here, which over TLS skips the close_notify that RFC 8446 §6.1 says MUST
+    // come before a close, so the client cannot tell it from a truncation. end() sends it.
+    server.on('timeout', (socket) => socket.end(() => socket.destroy()));
     const schedule = () => setTimeout(() => {
       server.setTicketKeys(ticketKeys(this.bind.ticket_secret));
       schedule();

@@ -5,12 +5,20 @@
 # of test/conformance/apps/ through the runtime's own command, as a user starts it, once for
 # all its tests; a test that needs other options starts its own server. Tests listed for the
 # runtime in known_gaps.rb must still fail (ConformanceTest#run).
+#
+# With UP_TLS=1 the same tests run over TLS: every server is started with -s and a certificate
+# of the tests' throw-away CA (test/support/test_certificates.rb, made at run time), and every
+# client (#connect, #open_ws) speaks TLS and verifies that certificate. Over TLS the gaps are
+# KNOWN_GAPS and KNOWN_GAPS_OVER_TLS together.
 require "minitest/autorun"
 require "fileutils"
 require "tmpdir"
 require_relative "../support/cli_process"
 require_relative "../support/http_client"
+require_relative "../support/test_certificates"
 require_relative "../support/test_timeout"
+require_relative "../support/tls_client_socket"
+require_relative "../support/ws_client"
 require_relative "runtimes"
 require_relative "known_gaps"
 
@@ -20,26 +28,55 @@ module Conformance
   RUNTIME = ENV.fetch("UP_RUNTIME", "up_ruby")
   COMMAND = File.join(ROOT, RUNTIMES.fetch(RUNTIME) { abort "UP_RUNTIME=#{RUNTIME}: not one of #{RUNTIMES.keys.join(", ")}" })
   APPS = File.join(__dir__, "apps")
+  TLS = ENV["UP_TLS"] == "1"
+  abort "UP_TLS=1: #{RUNTIME} has no TLS (runtimes.rb: #{TLS_NOT_BUILT[RUNTIME]})" if TLS && TLS_NOT_BUILT.key?(RUNTIME)
   # up_node compiles each app once into this run's own cache (XDG_CACHE_HOME), so the suite
   # never reuses a bundle from an older checkout.
   CACHE = Dir.mktmpdir("up-conformance-cache")
   Minitest.after_run { FileUtils.rm_rf(CACHE) }
 
-  # Known gaps that failed as expected, "Class#test" => reason, for the summary at exit.
+  # Known gaps that failed as expected, and tests not run here (NOT_RUN_OVER_TLS),
+  # "Class#test" => reason, for the summary at exit.
   EXPECTED_FAILURES = {}
+  NOT_RUN = {}
   Minitest.after_run do
-    next if EXPECTED_FAILURES.empty?
-
-    puts "\n#{RUNTIME}: known gaps that failed as expected (test/conformance/known_gaps.rb): #{EXPECTED_FAILURES.size}"
-    EXPECTED_FAILURES.sort.each { |test, reason| puts "  #{test}: #{reason}" }
+    here = "#{RUNTIME}#{" over TLS" if TLS}"
+    unless EXPECTED_FAILURES.empty?
+      puts "\n#{here}: known gaps that failed as expected (test/conformance/known_gaps.rb): #{EXPECTED_FAILURES.size}"
+      EXPECTED_FAILURES.sort.each { |test, reason| puts "  #{test}: #{reason}" }
+    end
+    unless NOT_RUN.empty?
+      puts "\n#{here}: tests not run (test/conformance/known_gaps.rb, NOT_RUN_OVER_TLS): #{NOT_RUN.size}"
+      NOT_RUN.sort.each { |test, reason| puts "  #{test}: #{reason}" }
+    end
   end
 
   # Starts the runtime's command on a free loopback port with one worker (so a counter in the
   # app sees every request; args may ask for more) and waits for its "listening on" line.
   # app: a file name in APPS; env: more variables for it.
   def self.start(app, *args, env: {})
-    CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", *args, File.join(APPS, app),
+    CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", *tls_args, *args, File.join(APPS, app),
                    command: [COMMAND], env: { "XDG_CACHE_HOME" => CACHE }.merge(env))
+  end
+
+  # What makes a server serve HTTPS with the run's certificate (one for the whole run, for
+  # localhost and 127.0.0.1), or nothing without UP_TLS=1.
+  def self.tls_args
+    return [] unless TLS
+
+    @certificate ||= TestCertificates.ca.issue("localhost")
+    ["-s", "-c", @certificate.cert_file, "-k", @certificate.key_file]
+  end
+
+  # The clients' context over TLS: verify the server against the tests' CA; nil without TLS.
+  def self.client_context
+    TestCertificates.ca.client_context if TLS
+  end
+
+  # The gaps of this run: the runtime's KNOWN_GAPS, and over TLS its KNOWN_GAPS_OVER_TLS too.
+  def self.known_gaps
+    gaps = KNOWN_GAPS.fetch(RUNTIME, {})
+    TLS ? gaps.merge(KNOWN_GAPS_OVER_TLS.fetch(RUNTIME, {})) : gaps
   end
 
   # Runs the runtime's command to its end; returns [Process::Status, output].
@@ -95,6 +132,48 @@ class ConformanceTest < Minitest::Test
     Conformance::RUNTIME
   end
 
+  # A connection to port, over TLS with UP_TLS=1 (its certificate verified for localhost);
+  # closed in teardown. HTTPClient's helpers send through it.
+  def connect(port = @port)
+    return super unless Conformance::TLS
+
+    ssl = TLSClientSocket.open(port, Conformance.client_context)
+    (@sockets ||= []) << ssl
+    ssl
+  end
+
+  # Over TLS: true when the server ended the connection within timeout seconds, with its
+  # close_notify (RFC 8446 §6.1) or a reset, before any more data. Records without data (TLS
+  # 1.3 session tickets) are read past; an end without close_notify raises (a truncation).
+  def closed_by_server?(sock, timeout: 5)
+    return super unless sock.is_a?(TLSClientSocket)
+
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+    loop do
+      got = sock.read_nonblock(1, exception: false)
+      return got.nil? unless got == :wait_readable
+
+      left = deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      return false unless left.positive? && sock.wait_readable(left)
+    end
+  rescue Errno::ECONNRESET
+    true
+  end
+
+  # A WebSocket to port (ws://, or wss:// with UP_TLS=1); WSClient.open's options.
+  def open_websocket(port = @port, **options)
+    WSClient.open(port, tls: Conformance.client_context, **options)
+  end
+
+  # The scheme and default port of the run's servers.
+  def scheme
+    Conformance::TLS ? "https" : "http"
+  end
+
+  def default_port
+    Conformance::TLS ? "443" : "80"
+  end
+
   # The class's shared server (its port becomes the default of HTTPClient's helpers).
   def server
     server = self.class.server
@@ -138,18 +217,29 @@ class ConformanceTest < Minitest::Test
   # A known gap of this runtime must fail: its failures become a pass noted at exit, and a pass
   # becomes a failure that says to remove the entry.
   def run
-    reason = Conformance::KNOWN_GAPS.fetch(runtime, {})["#{self.class}##{name}"]
+    not_run = Conformance::TLS && Conformance::NOT_RUN_OVER_TLS.fetch(runtime, {})["#{self.class}##{name}"]
+    return not_run_here(not_run) if not_run
+
+    reason = Conformance.known_gaps["#{self.class}##{name}"]
     return super unless reason
 
     super
     real = failures.reject { |f| f.is_a?(Minitest::Skip) }
     if real.empty?
-      failures << Minitest::Assertion.new("#{self.class}##{name} passes on #{runtime}: remove it from " \
-                                          "test/conformance/known_gaps.rb (#{reason})")
+      failures << Minitest::Assertion.new("#{self.class}##{name} passes on #{runtime}#{" over TLS" if Conformance::TLS}: " \
+                                          "remove it from test/conformance/known_gaps.rb (#{reason})")
     else
       failures.clear
       Conformance::EXPECTED_FAILURES["#{self.class}##{name}"] = reason
     end
     Minitest::Result.from(self) # again: super's result was taken before the lines above
+  end
+
+  # A test of NOT_RUN_OVER_TLS: reported as a skip that names the list, and at exit.
+  def not_run_here(reason)
+    Conformance::NOT_RUN["#{self.class}##{name}"] = reason
+    self.time = 0
+    failures << Minitest::Skip.new("not run over TLS on #{runtime} (test/conformance/known_gaps.rb): #{reason}")
+    Minitest::Result.from(self)
   end
 end

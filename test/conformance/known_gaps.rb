@@ -50,6 +50,37 @@ module Conformance
     }
   }.freeze
 
+  # Where a runtime differs over TLS only (UP_TLS=1, helper.rb), as KNOWN_GAPS: runtime =>
+  # "TestClass#test_name" => why. Over TLS a runtime's gaps are both lists.
+  KNOWN_GAPS_OVER_TLS = {
+    "up_ruby" => {
+      "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
+        "no hijack over HTTPS: the TLS session lives in the engine, so the socket alone is of no use to the app " \
+        "(README, rack.hijack): rack.hijack? is false and there is no rack.hijack",
+      "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
+        "no rack.hijack over HTTPS, as above"
+    },
+    "up_node" => {}
+  }.freeze
+
+  # Tests not run over TLS on a runtime because there they neither pass nor fail every time, so
+  # they can be neither run nor listed in KNOWN_GAPS_OVER_TLS: runtime => "TestClass#test_name"
+  # => why. Reported at each run (ConformanceTest#run) and in the README, as NOT_BUILT files are.
+  NOT_RUN_OVER_TLS = {
+    "up_node" => {
+      "TestConformanceHTTP#test_client_half_close_still_gets_its_answers" =>
+        "when the client's close_notify comes in the same read as its pipelined requests, Node's TLS socket " \
+        "hands both to http in one turn of the loop, before the first answer's end lets the second out (over " \
+        "TCP the end of stream comes a turn later): http drops the requests still unanswered and ends the " \
+        "connection; when it comes in a later read, every answer goes out",
+      "TestConformancePubSub#test_a_slow_subscriber_is_closed_with_1008" =>
+        "up_node reads a subscriber's backlog as ws's bufferedAmount, and Node's TLS socket completes a write " \
+        "the kernel took at once only on a later turn of the loop (setImmediate, in its TLSWrap): every 64 KB " \
+        "message that one read from the publisher brings counts as pending at once, so the subscriber that " \
+        "keeps up passes --ws-max-pending (256 KB) and is closed with 1008, or not, by how many came in that read"
+    }
+  }.freeze
+
   # The README's list of the gaps: a line per runtime, a bullet per test with its reason, then
   # a bullet per file of the suite not run on it (runtimes.rb, NOT_BUILT).
   def self.gaps_markdown
@@ -60,5 +91,22 @@ module Conformance
       "- `#{runtime}`:\n" + gaps.map { |test, reason| "  - `#{test}`: #{reason}\n" }.join +
         not_built.map { |file, reason| "  - not run: `test/conformance/#{file}`: #{reason}\n" }.join
     end.join
+  end
+
+  # The README's list of what differs over TLS (its TLS section): a line per runtime with its
+  # KNOWN_GAPS_OVER_TLS, or why it has no TLS run (TLS_NOT_BUILT), then the tests
+  # (NOT_RUN_OVER_TLS) and files (TLS_NOT_RUN) a TLS run leaves out.
+  def self.tls_gaps_markdown
+    lines = RUNTIMES.keys.map do |runtime|
+      next "- `#{runtime}`: not run over TLS: #{TLS_NOT_BUILT[runtime]}\n" if TLS_NOT_BUILT.key?(runtime)
+
+      gaps = KNOWN_GAPS_OVER_TLS.fetch(runtime, {})
+      next "- `#{runtime}`: none\n" if gaps.empty?
+
+      "- `#{runtime}`:\n" + gaps.map { |test, reason| "  - `#{test}`: #{reason}\n" }.join
+    end
+    lines.join + NOT_RUN_OVER_TLS.flat_map do |runtime, tests|
+      tests.map { |test, reason| "- not run over TLS on `#{runtime}`: `#{test}`: #{reason}\n" }
+    end.join + TLS_NOT_RUN.map { |file, reason| "- not run over TLS: `test/conformance/#{file}`: #{reason}\n" }.join
   end
 end

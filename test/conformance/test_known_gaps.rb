@@ -11,7 +11,7 @@ end
 
 class TestConformanceKnownGaps < Minitest::Test
   def test_every_known_gap_names_a_runtime_and_a_test_and_gives_a_reason
-    Conformance::KNOWN_GAPS.each do |runtime, gaps|
+    Conformance::KNOWN_GAPS.merge(Conformance::KNOWN_GAPS_OVER_TLS) { |_, plain, tls| plain.merge(tls) }.each do |runtime, gaps|
       assert_includes Conformance::RUNTIMES.keys, runtime
       gaps.each do |test, reason|
         klass, method = test.split("#", 2)
@@ -35,6 +35,32 @@ class TestConformanceKnownGaps < Minitest::Test
     end
   end
 
+  def test_every_test_not_run_over_tls_is_a_test_of_the_suite
+    Conformance::NOT_RUN_OVER_TLS.each do |runtime, tests|
+      assert_includes Conformance::RUNTIMES.keys, runtime
+      tests.each do |test, reason|
+        klass, method = test.split("#", 2)
+        if Object.const_defined?(klass)
+          assert Object.const_get(klass).method_defined?(method), "known_gaps.rb: #{test} (#{runtime}) is not a test of the suite"
+        else
+          assert not_loaded_here(klass), "known_gaps.rb: #{test} (#{runtime}): no class #{klass} in the suite"
+        end
+        refute_empty reason.to_s.strip, "#{test} has no reason"
+      end
+    end
+  end
+
+  def test_every_runtime_and_file_left_out_over_tls_is_of_the_suite
+    Conformance::TLS_NOT_BUILT.each do |runtime, reason|
+      assert_includes Conformance::RUNTIMES.keys, runtime
+      refute_empty reason.to_s.strip, "#{runtime} has no reason"
+    end
+    Conformance::TLS_NOT_RUN.each do |file, reason|
+      assert File.file?(File.join(__dir__, file)), "runtimes.rb: #{file} (TLS) is not a file of the suite"
+      refute_empty reason.to_s.strip, "#{file} has no reason"
+    end
+  end
+
   # Whether a file of the suite that this runtime does not load (NOT_BUILT) defines klass.
   def not_loaded_here(klass)
     Conformance::NOT_BUILT.fetch(Conformance::RUNTIME, {}).keys.any? do |file|
@@ -45,5 +71,7 @@ class TestConformanceKnownGaps < Minitest::Test
   def test_the_readme_lists_the_known_gaps_as_the_file_has_them
     readme = File.read(File.join(Conformance::ROOT, "README.md"))
     assert_includes readme, Conformance.gaps_markdown, "run rake test:conformance:gaps and paste its output in the README"
+    assert_includes readme, Conformance.tls_gaps_markdown,
+                    "run rake test:conformance:gaps and paste its TLS part in the README's TLS section"
   end
 end

@@ -16,7 +16,7 @@ class TestConformancePubSub < ConformanceTest
 
   # A WebSocket to /sub?query, once its subscriptions are in place.
   def subscriber(query, port: @port)
-    ws = WSClient.open(port, path: "/sub?#{query}")
+    ws = open_websocket(port, path: "/sub?#{query}")
     (@websockets ||= []) << ws
     assert_match(/\Asubscribed \d+\z/, ws.read_message.payload)
     ws

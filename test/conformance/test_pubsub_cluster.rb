@@ -18,7 +18,7 @@ class TestConformancePubSubCluster < ConformanceTest
   end
 
   def open_ws(port, path)
-    ws = WSClient.open(port, path: path)
+    ws = open_websocket(port, path: path)
     (@websockets ||= []) << ws
     ws
   end

@@ -12,13 +12,14 @@ class TestConformanceRackEnv < ConformanceTest
 
   CLOSE = "Connection: close\r\n"
 
-  # name => [request, env values it must give, keys it must not have]
+  # name => [request, env values it must give, keys it must not have]; a Symbol value is the
+  # test's method of that name (the port, and over TLS the scheme and default port differ)
   CASES = {
     "simple get" => [
       "GET /a/b?x=1&y=2 HTTP/1.1\r\nHost: example.com:8080\r\n#{CLOSE}\r\n",
       { "REQUEST_METHOD" => "GET", "SCRIPT_NAME" => "", "PATH_INFO" => "/a/b", "QUERY_STRING" => "x=1&y=2",
         "SERVER_NAME" => "example.com", "SERVER_PORT" => "8080", "SERVER_PROTOCOL" => "HTTP/1.1",
-        "HTTP_HOST" => "example.com:8080", "rack.url_scheme" => "http", "REMOTE_ADDR" => "127.0.0.1",
+        "HTTP_HOST" => "example.com:8080", "rack.url_scheme" => :scheme, "REMOTE_ADDR" => "127.0.0.1",
         "REQUEST_URI" => "/a/b?x=1&y=2", "REQUEST_PATH" => "/a/b", "GATEWAY_INTERFACE" => "CGI/1.2",
         "SERVER_SOFTWARE" => "UP! #{Up::VERSION}", "rack.multiprocess" => false,
         "rack.run_once" => false, "rack.input read" => "", "keys are Strings" => true },
@@ -26,7 +27,7 @@ class TestConformanceRackEnv < ConformanceTest
     ],
     "no query string" => [
       "GET /p HTTP/1.1\r\nHost: h\r\n#{CLOSE}\r\n",
-      { "QUERY_STRING" => "", "SERVER_NAME" => "h", "SERVER_PORT" => "80" }, []
+      { "QUERY_STRING" => "", "SERVER_NAME" => "h", "SERVER_PORT" => :default_port }, []
     ],
     "percent-encoded path" => [
       "GET /a%20b/%E2%9C%93 HTTP/1.1\r\nHost: h\r\n#{CLOSE}\r\n",
@@ -75,20 +76,37 @@ class TestConformanceRackEnv < ConformanceTest
       assert_equal 200, res.status, res.raw
       env = JSON.parse(res.body)
       expected.each do |key, value|
-        value = @port.to_s if value == :port
+        value = public_send(value) if value.is_a?(Symbol)
         assert_equal value, env[key], key
       end
       absent.each { |key| refute env.key?(key), "#{key} must not be in the env" }
     end
   end
 
-  # The same keys on every runtime, so an app that looks one up finds it everywhere.
+  # The port the client connected to, as a String.
+  def port
+    @port.to_s
+  end
+
+  # HTTPS is "on" over TLS only (a CGI variable Rack::Request#ssl? reads), beside the scheme.
+  def test_https_is_on_over_tls_only
+    env = JSON.parse(raw_request("GET / HTTP/1.1\r\nHost: h\r\n#{CLOSE}\r\n").body)
+    if Conformance::TLS
+      assert_equal %w[on https], env.values_at("HTTPS", "rack.url_scheme")
+    else
+      assert_equal [false, "http"], [env.key?("HTTPS"), env["rack.url_scheme"]]
+    end
+  end
+
+  # The same keys on every runtime, so an app that looks one up finds it everywhere (and HTTPS
+  # over TLS).
   def test_env_has_the_same_keys_on_every_runtime
     res = raw_request("POST /k?q HTTP/1.1\r\nHost: h\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n#{CLOSE}\r\nx")
     keys = %w[CONTENT_LENGTH CONTENT_TYPE GATEWAY_INTERFACE HTTP_CONNECTION HTTP_HOST PATH_INFO QUERY_STRING REMOTE_ADDR
               REQUEST_METHOD REQUEST_PATH REQUEST_URI SCRIPT_NAME SERVER_NAME SERVER_PORT SERVER_PROTOCOL SERVER_SOFTWARE
               rack.early_hints rack.errors rack.hijack rack.hijack? rack.input rack.multiprocess rack.multithread
               rack.response_finished rack.run_once rack.upgrade? rack.url_scheme rack.version sendfile.type]
+    keys = (keys + ["HTTPS"]).sort if Conformance::TLS
     assert_equal keys, JSON.parse(res.body)["keys"]
   end
 

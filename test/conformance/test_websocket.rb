@@ -19,7 +19,7 @@ class TestConformanceWebSocket < ConformanceTest
               "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
 
   def open_ws(path, **options)
-    ws = WSClient.open(@port, path: path, **options)
+    ws = open_websocket(path: path, **options)
     (@websockets ||= []) << ws
     ws
   end
@@ -171,7 +171,7 @@ class TestConformanceWebSocket < ConformanceTest
 
   def test_a_stop_calls_on_shutdown_then_closes_with_1001
     own = start_own_server("websocket.ru")
-    ws = WSClient.open(own.port, path: "/echo")
+    ws = open_websocket(own.port, path: "/echo")
     ws.text("hello")
     assert_equal "hello", ws.read_message.payload
     own.signal(:TERM)

@@ -18,6 +18,10 @@ class TestConformanceWebSocketProtocol < ConformanceTest
 
   serve "ws_echo.ru"
 
+  def wire_client
+    open_websocket(timeout: READ_TIMEOUT)
+  end
+
   HELLO = "Hello, world!"
   BYTES = "\x00\xff\xfe\xfd\xfc\xfb\x00\xff".b
   KOSME = "\xce\xba\xe1\xbd\xb9\xcf\x83\xce\xbc\xce\xb5".b # "κόσμε"
@@ -227,7 +231,7 @@ class TestConformanceWebSocketProtocol < ConformanceTest
   # unanswered as long again (the timers' grain is a second on every runtime).
   def test_an_unanswered_ping_closes_with_1001
     start_own_server("ws_echo.ru", "--ws-ping", "1")
-    ws = WSClient.open(@port)
+    ws = open_websocket
     assert_equal 9, ws.read_frame.opcode, "an idle connection is pinged"
     frame = ws.read_frame
     assert_equal [8, 1001], [frame.opcode, frame.close_code], "an unanswered ping closes with 1001"

@@ -16,7 +16,7 @@ class CLIProcess
     @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir)
     writer.close
     @output = +"".b # bytes: a log line may hold any text, and reads arrive cut anywhere
-    wait_for(/listening on http:\/\/[^:]+:(\d+)/) { |m| @port = m[1].to_i } if wait
+    wait_for(%r{listening on https?://[^:]+:(\d+)}) { |m| @port = m[1].to_i } if wait
   end
 
   # Reads output until pattern matches (yielding the match) or the process exits.

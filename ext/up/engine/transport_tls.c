@@ -40,6 +40,7 @@ typedef struct tls_conn_t {
                                 * gives more (transport.h) */
     unsigned shut : 1;         /* close_notify queued: end the TCP stream once it is sent */
     unsigned shut_sent : 1;
+    unsigned failed : 1; /* a fatal error: OpenSSL forbids SSL_shutdown after one */
 } tls_conn_t;
 
 static tls_conn_t *tls_of(up_conn_t *conn)
@@ -130,10 +131,14 @@ static void answer_plain_http(up_conn_t *conn, tls_conn_t *t)
     send_out(conn, t);
 }
 
-/* What an OpenSSL call that did not succeed means for the connection. */
+/* What an OpenSSL call that did not succeed means for the connection (a fatal error is
+ * remembered: no close_notify follows it). */
 static ssize_t failure(tls_conn_t *t, int ret)
 {
-    switch (SSL_get_error(t->ssl, ret)) {
+    int error = SSL_get_error(t->ssl, ret);
+    if (error == SSL_ERROR_SYSCALL || error == SSL_ERROR_SSL)
+        t->failed = 1;
+    switch (error) {
     case SSL_ERROR_WANT_READ:
         t->read_blocked = 1;
         return UP_IO_AGAIN;
@@ -357,7 +362,7 @@ static int tls_handshaking(up_conn_t *conn)
 static void tls_shutdown(up_conn_t *conn)
 {
     tls_conn_t *t = tls_of(conn);
-    if (t->handshaken && !t->shut) {
+    if (t->handshaken && !t->shut && !t->failed) {
         ERR_clear_error();
         SSL_shutdown(t->ssl);
         ERR_clear_error();
@@ -365,9 +370,17 @@ static void tls_shutdown(up_conn_t *conn)
     t->shut = 1;
 }
 
+/* A session closed without a lingering close (an idle keep-alive timed out; the client's own
+ * close_notify or end of stream, answered) still says close_notify first (RFC 8446 §6.1: it
+ * MUST, before closing its write side), else a client cannot tell the close from a truncation:
+ * one try to send it, as the socket closes right after. */
 static void tls_close(up_conn_t *conn)
 {
     tls_conn_t *t = tls_of(conn);
+    if (!t->shut) {
+        tls_shutdown(conn);
+        send_out(conn, t);
+    }
     SSL_free(t->ssl);
     up_buffer_release(&t->out, &conn->server->pool);
     up_tls_context_release(t->ctx);
