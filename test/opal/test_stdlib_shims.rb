@@ -16,6 +16,13 @@ class TestOpalStdlibShims < Minitest::Test
     assert_includes out, "#<Encoding:ASCII-8BIT>"
   end
 
+  # SecureRandom from a pool filled by one crypto call: each form's length, encoding and
+  # alphabet, across refills and past the pool's size, and no draw repeated.
+  def test_securerandom_matches_mri
+    out = assert_same_on_opal_and_mri("securerandom")
+    assert_includes out, "[16, #<Encoding:ASCII-8BIT>]\n"
+  end
+
   # IPAddr (Sinatra and rack-protection): networks, include?, errors, text forms.
   def test_ipaddr_matches_mri
     out = assert_same_on_opal_and_mri("ipaddr")
