@@ -52,7 +52,8 @@ class TestPubSubCluster < Minitest::Test
     pids = booted(server, 2)
     master = server.pid
     subs = one_per_worker(server.port, "/sub?c=room")
-    wait_until { File.exist?(log) && File.read(log).include?("subscribe room") }
+    master_heard_of(subs, "room")
+    assert_equal ["subscribe room nil #{master}"], File.readlines(log, chomp: true), "once for two workers"
     # The worker with one of them dies: the other still holds the channel.
     victim_ws, victim = subs.first
     Process.kill(:KILL, victim)
@@ -68,6 +69,19 @@ class TestPubSubCluster < Minitest::Test
   end
 
   private
+
+  # Returns once the master has counted the subscription of each of subs. A worker tells the
+  # master of its first subscription on its link, in order with what it publishes there after:
+  # each client publishes once it subscribed (its on_message runs after its on_open), and its
+  # own message, which only the master sends down, comes back to it once the master has read
+  # its worker's link that far. (The "pid" line a client reads is written before the worker
+  # subscribes, so it proves nothing of the kind.)
+  def master_heard_of(subs, channel)
+    subs.each { |ws, pid| ws.text("#{channel}:heard #{pid}") }
+    subs.each do |ws, pid|
+      nil until ws.read_message.payload == "heard #{pid}"
+    end
+  end
 
   def wait_until(timeout: 10)
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout

@@ -13,6 +13,27 @@ class TestUpNodeBundle < Minitest::Test
   HELLO = "examples/hello/config.ru"
   SINATRA = "examples/sinatra/config.ru"
 
+  # A temp dir for an app and its bundle cache. The up_node processes started in it stop
+  # before it is removed: one still running (a start that failed included) writes there.
+  def app_dir
+    Dir.mktmpdir do |dir|
+      yield dir
+    ensure
+      stop_up_nodes
+    end
+  end
+
+  # Each start here compiles an app into an empty cache, some with Opal's own cache empty too:
+  # on a busy two-core machine a cold Sinatra build has taken 28 s to listen, close to the
+  # usual limit. These limits only catch a hang; the figures are reported, not asserted.
+  def start_limit_seconds
+    120
+  end
+
+  def time_limit_seconds
+    300
+  end
+
   def clock
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
@@ -32,7 +53,7 @@ class TestUpNodeBundle < Minitest::Test
   # its own cache of compiled files (~/.cache/opal): an empty one makes the first start as
   # cold as on a new machine.
   def cold_and_warm_starts(rackup)
-    Dir.mktmpdir do |cache|
+    app_dir do |cache|
       opal_cache = { "OPAL_CACHE_DIR" => File.join(cache, "opal") }
       [timed_start(rackup, cache: cache, env: opal_cache), timed_start(rackup, cache: cache, env: opal_cache)]
     end
@@ -51,7 +72,7 @@ class TestUpNodeBundle < Minitest::Test
   # the app loads it on the first such eval; what it compiled is kept, so the next start
   # loads no parser. An app without a String eval carries no parser.
   def test_an_app_that_evaluates_a_string_gets_the_parser_beside_its_bundle
-    Dir.mktmpdir do |dir|
+    app_dir do |dir|
       rackup = File.join(dir, "config.ru")
       File.write(rackup, <<~'RUBY')
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
@@ -79,7 +100,7 @@ class TestUpNodeBundle < Minitest::Test
   # compiles in each engine that compiles here (tilt/erb; not tilt/erubi, whose gem is not
   # installed), and the app renders with it.
   def test_tilt_template_engines_are_compiled_in
-    Dir.mktmpdir do |dir|
+    app_dir do |dir|
       rackup = File.join(dir, "config.ru")
       File.write(rackup, <<~'RUBY')
         require "tilt"
@@ -95,7 +116,7 @@ class TestUpNodeBundle < Minitest::Test
   # app's file in caller's lines), and caller leaves out Opal's runtime and corelib, as MRI
   # leaves out its core.
   def test_caller_names_ruby_files_by_absolute_path_without_the_runtime
-    Dir.mktmpdir do |dir|
+    app_dir do |dir|
       FileUtils.mkdir_p(File.join(dir, "lib"))
       File.write(File.join(dir, "lib", "where.rb"), "LOADED_FROM = caller(1, 1).first\ndef where = caller(0)\n")
       rackup = File.join(dir, "config.ru")
@@ -125,7 +146,7 @@ class TestUpNodeBundle < Minitest::Test
   end
 
   def test_a_changed_source_is_compiled_again
-    Dir.mktmpdir do |dir|
+    app_dir do |dir|
       rackup = File.join(dir, "config.ru")
       File.write(rackup, %(run ->(_env) { [200, {}, ["first"]] }\n))
       start_up_node(rackup, cache: dir)
@@ -141,7 +162,7 @@ class TestUpNodeBundle < Minitest::Test
   # Writes files (name => source, config.ru among them) to a temp dir, runs up_node on its
   # config.ru, which must fail with status 1, and yields the output, the dir and config.ru.
   def assert_start_fails(files)
-    Dir.mktmpdir do |dir|
+    app_dir do |dir|
       files.each do |name, source|
         path = File.join(dir, name)
         FileUtils.mkdir_p(File.dirname(path))
@@ -177,7 +198,7 @@ class TestUpNodeBundle < Minitest::Test
   # A require MRI might never run (in a method) or whose LoadError is rescued does not stop
   # the build: it raises LoadError when it runs, as on MRI.
   def test_a_missing_require_under_rescue_load_error_or_in_a_method_is_raised_at_run_time
-    Dir.mktmpdir do |dir|
+    app_dir do |dir|
       rackup = File.join(dir, "config.ru")
       File.write(rackup, <<~RUBY)
         begin

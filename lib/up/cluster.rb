@@ -250,7 +250,7 @@ module Up
         next unless handle
 
         @handles.delete(handle)
-        handle.close
+        handle.drain(now)
         @hub&.worker_gone(handle)
         exited(handle, status)
       end

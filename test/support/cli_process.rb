@@ -16,7 +16,12 @@ class CLIProcess
     @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir)
     writer.close
     @output = +"".b # bytes: a log line may hold any text, and reads arrive cut anywhere
-    wait_for(%r{listening on https?://[^:]+:(\d+)}) { |m| @port = m[1].to_i } if wait
+    wait_listening if wait
+  end
+
+  # Waits for the "listening on" line (http or https); returns the port it names.
+  def wait_listening(timeout: 30)
+    @port = wait_for(%r{listening on https?://[^:]+:(\d+)}, timeout: timeout)[1].to_i
   end
 
   # Reads output until pattern matches (yielding the match) or the process exits.

@@ -18,26 +18,38 @@ module UpNodeProcess
 
   # args: up_node's options and config.ru (one worker and test/rackup/features.ru unless
   # given); env: more variables for it. Returns the CLIProcess; @port is its port. Stopped
-  # in teardown.
+  # in teardown, or by stop_up_nodes; so is one that never printed its listening line.
   def start_up_node(*args, cache: CACHE, env: {}, wait: true)
     args = ["-w", "1", *args] unless args.include?("-w")
     args << FEATURES unless args.last&.end_with?(".ru")
     server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", *args, command: [RbConfig.ruby, EXE],
-                            env: { "XDG_CACHE_HOME" => cache }.merge(env), wait: wait)
+                            env: { "XDG_CACHE_HOME" => cache }.merge(env), wait: false)
     (@up_node_processes ||= []) << server
-    @port = server.port
+    @port = wait ? server.wait_listening(timeout: start_limit_seconds) : server.port
     server
+  end
+
+  # How long a start may take to listen (or to fail): a guard against a hang, longer where a
+  # test compiles apps from an empty cache on a machine that may be busy.
+  def start_limit_seconds
+    30
+  end
+
+  # Stops every up_node this test started, before a directory it writes to goes away.
+  def stop_up_nodes
+    (@up_node_processes || []).each(&:stop)
+    @up_node_processes = []
   end
 
   # Runs up_node to its end (a start that fails); returns [Process::Status, output].
   def run_up_node(*args, cache: CACHE)
     server = start_up_node(*args, cache: cache, wait: false)
-    [server.wait(timeout: 30), server.output]
+    [server.wait(timeout: start_limit_seconds), server.output]
   end
 
   def teardown
     close_sockets
-    (@up_node_processes || []).each(&:stop)
+    stop_up_nodes
     super
   end
 end

@@ -84,19 +84,19 @@ module Up
         end
         return false if data == :wait_readable
 
-        @last_checkin = now
-        @buffer << data
-        booted = false
-        while (line = @buffer.slice!(/\A[^\n]*\n/))
-          if line == BOOTED
-            booted = !@booted
-            @booted = true
-          else
-            @last_status = parse_status(line)
-          end
+        take(data, now)
+      end
+
+      # The worker was reaped: what it wrote before it died still counts (a "booted" line the
+      # master's loop had not read yet means it did boot), then the pipe closes.
+      def drain(now)
+        while @pipe
+          data = @pipe.read_nonblock(4096, exception: false)
+          break if data == :wait_readable
+
+          data.nil? ? close : take(data, now)
         end
-        @buffer.clear if @buffer.bytesize > MAX_LINE
-        booted
+        close
       end
 
       def parse_status(line)
@@ -135,6 +135,24 @@ module Up
         @link&.close unless @link&.closed?
         @link = nil
         @link_out.clear
+      end
+
+      private
+
+      def take(data, now)
+        @last_checkin = now
+        @buffer << data
+        booted = false
+        while (line = @buffer.slice!(/\A[^\n]*\n/))
+          if line == BOOTED
+            booted = !@booted
+            @booted = true
+          else
+            @last_status = parse_status(line)
+          end
+        end
+        @buffer.clear if @buffer.bytesize > MAX_LINE
+        booted
       end
     end
   end
