@@ -25,6 +25,7 @@ module Up
         raise StartError, "#{ADDON} is missing: run bin/setup (or ext/up/node/build)" unless File.file?(ADDON)
 
         check_supported
+        check_no_tls
         check_log_file
         # The engine's static file handler gets what up_ruby's gets (ext/up/node/static.c).
         @static = StaticFiles.new(@options).to_h
@@ -45,6 +46,15 @@ module Up
       end
 
       private
+
+      # The addon listens with the plain transport only: a user asking for HTTPS (-s, or an
+      # ssl:// bind) must not be served plaintext, so the start stops in one line.
+      def check_no_tls
+        tls = @options[:secure] || @options[:bind].any? { |spec| Bind.parse(spec, @options[:port]).tls? }
+        raise StartError, "HTTPS (-s, ssl:// binds) is not supported by up yet: use up_ruby or up_node" if tls
+      rescue Bind::Error => e
+        raise StartError, "cannot listen on #{e.message}"
+      end
 
       def listen
         binds = @options[:bind].map { |spec| Bind.parse(spec, @options[:port]) }
