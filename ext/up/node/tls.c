@@ -12,7 +12,8 @@
 /* A path or passphrase longer than this is refused (PATH_MAX on Linux). */
 #define MAX_SETTING 4096
 
-/* The strings a config points at, freed together. */
+/* The strings a config points at, freed together: three per certificate and a host name per
+ * SNI certificate, the passphrase and the ticket secret. */
 typedef struct strings_t {
     char *items[4 * (UP_TLS_MAX_HOSTS + 1) + 1];
     size_t count;
@@ -20,18 +21,24 @@ typedef struct strings_t {
 
 /* obj[name] as a new string, NULL when absent or null; *bad set when it is not a string or too
  * long. */
-static const char *string_of(napi_env env, napi_value obj, const char *name, strings_t *keep, int *bad)
+static const char *string_of(napi_env env, napi_value obj, const char *name, strings_t *keep,
+                             int *bad)
 {
     napi_value v;
     napi_valuetype type;
     size_t len;
-    if (napi_get_named_property(env, obj, name, &v) != napi_ok || napi_typeof(env, v, &type) != napi_ok)
-        return *bad = 1, NULL;
+    if (napi_get_named_property(env, obj, name, &v) != napi_ok ||
+        napi_typeof(env, v, &type) != napi_ok) {
+        *bad = 1;
+        return NULL;
+    }
     if (type == napi_undefined || type == napi_null)
         return NULL;
     if (type != napi_string || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok ||
-        len >= MAX_SETTING || keep->count >= sizeof(keep->items) / sizeof(keep->items[0]))
-        return *bad = 1, NULL;
+        len >= MAX_SETTING || keep->count >= sizeof(keep->items) / sizeof(keep->items[0])) {
+        *bad = 1;
+        return NULL;
+    }
     char *s = up_malloc(len + 1);
     napi_get_value_string_utf8(env, v, s, len + 1, &len);
     keep->items[keep->count++] = s;
@@ -112,7 +119,8 @@ up_tls_context_t *up_node_tls_context(napi_env env, napi_value settings)
     up_tls_context_t *ctx = NULL;
     char err[512];
     if (bad) {
-        napi_throw_error(env, NULL, "bad TLS settings (cert_file, key_file, ca_file, hosts, key_password, ticket_secret)");
+        napi_throw_error(env, NULL, "bad TLS settings (cert_file, key_file, ca_file, hosts, "
+                                    "key_password, ticket_secret)");
     } else {
         ctx = up_tls_context_new(&cfg, err, sizeof(err));
         if (ctx == NULL)
