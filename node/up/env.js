@@ -48,7 +48,9 @@ class EnvBuilder {
     env.set('SERVER_SOFTWARE', this.software);
     env.set('GATEWAY_INTERFACE', 'CGI/1.2');
     env.set('rack.version', this.rackVersion);
-    env.set('rack.url_scheme', 'http');
+    env.set('rack.url_scheme', exchange.secure ? 'https' : 'http');
+    // CGI's HTTPS: present only over TLS, as up_ruby sets it.
+    if (exchange.secure) env.set('HTTPS', 'on');
     env.set('rack.errors', this.errors);
     env.set('rack.multithread', false); // one JS thread runs every app call
     env.set('rack.multiprocess', this.multiprocess);
@@ -141,7 +143,7 @@ class EnvBuilder {
       port = colon < 0 ? '' : host.slice(colon + 1);
     }
     env.set('SERVER_NAME', name === '' ? 'localhost' : name);
-    env.set('SERVER_PORT', port === '' ? '80' : port);
+    env.set('SERVER_PORT', port === '' ? (exchange.secure ? '443' : '80') : port);
   }
 }
 

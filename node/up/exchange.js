@@ -91,9 +91,10 @@ function refused(what) {
 }
 
 class Exchange {
-  // addon: up.node. head/body/remoteAddr/where: the addon's arguments (serve.js); the meta
-  // array holds this request's token and layout until the next request.
-  constructor(addon, meta, head, body, remoteAddr, where, server) {
+  // addon: up.node. head/body/remoteAddr/where/secure: the addon's arguments (serve.js;
+  // secure: the connection is TLS); the meta array holds this request's token and layout until
+  // the next request.
+  constructor(addon, meta, head, body, remoteAddr, where, secure, server) {
     this.addon = addon;
     this.token = meta[0];
     this.minor = meta[META.MINOR];
@@ -101,6 +102,7 @@ class Exchange {
     this.body = body === undefined ? (meta[META.BODY_FD] >= 0 ? readSpooled(meta) : '') : body;
     this.remoteAddr = remoteAddr;
     this.where = where;
+    this.secure = secure;
     this.server = server;
     // What the request may become (websocket.js takes it when the app accepts).
     this.upgrade = UPGRADES[meta[META.UPGRADE]];

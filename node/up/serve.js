@@ -9,6 +9,7 @@
 const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
+const { execSync } = require('node:child_process');
 const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
 const { escapedThrow, describeThrown } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
@@ -57,8 +58,8 @@ function run(options) {
   let handler = null;
   let meta = null;
   const server = { upgrades: null };
-  const onRequest = (head, body, remoteAddr, where) => {
-    const exchange = new Exchange(addon, meta, head, body, remoteAddr, where, server);
+  const onRequest = (head, body, remoteAddr, where, secure) => {
+    const exchange = new Exchange(addon, meta, head, body, remoteAddr, where, secure, server);
     try {
       handler.$serve(exchange);
     } catch (error) {
@@ -75,9 +76,19 @@ function run(options) {
   handler = Node.Handler.$new(app, builder, log);
   server.upgrades = startUpgrades(addon, options, log);
 
-  // The sockets Up::Node::AddonLauncher bound (Up::Binder), inherited across exec and fork.
+  // The sockets Up::Node::AddonLauncher bound (Up::Binder), inherited across exec and fork,
+  // each with its TLS settings or null (listen_tls).
   try {
-    for (const fd of options.listen_fds) addon.adopt(fd);
+    options.listen_fds.forEach((fd, i) => {
+      const tls = options.listen_tls[i];
+      try {
+        addon.adopt(fd, tlsSettings(tls));
+      } catch (error) {
+        // A certificate's own message names its file, as up_ruby's does.
+        if (tls) error.message = `${options.listen_urls[i]}: ${error.message}`;
+        throw error;
+      }
+    });
   } catch (error) {
     process.stderr.write(`up: cannot listen: ${error.message}\n`);
     process.exit(1);
@@ -106,6 +117,23 @@ function run(options) {
   }
   log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
   log.line(options.build_note);
+}
+
+// What the addon makes a listener's TLS context of (ext/up/node/tls.c): Up::TLSSettings' files
+// and the key's passphrase, which its command prints (Puma's key_password_command, as
+// Up::TLSSettings#password runs it), run in each process that loads the key. null: plain TCP.
+function tlsSettings(tls) {
+  if (!tls) return null;
+  const settings = { ...tls, key_password: null };
+  if (tls.key_password_command) {
+    try {
+      const out = execSync(tls.key_password_command, { stdio: ['ignore', 'pipe', 'ignore'] });
+      settings.key_password = out.toString().replace(/\r?\n$/, '');
+    } catch (error) {
+      throw new Error(`--key-password-command ${JSON.stringify(tls.key_password_command)} failed (exit ${error.status})`);
+    }
+  }
+  return settings;
 }
 
 // WebSockets, event streams and pub/sub (websocket.js), and lib/up/pub_sub.rb's view of this

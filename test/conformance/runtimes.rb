@@ -22,16 +22,13 @@ module Conformance
   # The runtimes the suite does not run over TLS (UP_TLS=1, helper.rb), runtime => why: the
   # Rakefile's TLS pass leaves them out and says so, and the README's TLS section lists them
   # (Conformance.tls_gaps_markdown).
-  TLS_NOT_BUILT = {
-    "up" => "TLS on up (issue 21): the engine has it, the addon does not configure it yet " \
-            "(exe/up takes -s and serves plain HTTP)"
-  }.freeze
+  TLS_NOT_BUILT = {}.freeze
 
   # Files of the suite the TLS pass does not run on any runtime, file => why; listed as
   # NOT_BUILT is.
   TLS_NOT_RUN = {
     "test_cli.rb" => "the command line's words, statuses and signals are the same with -s (the TLS options' own " \
-                     "errors are test/test_tls_cli.rb's and test/test_up_node_tls.rb's): over TLS it would only " \
+                     "errors are test/test_tls_cli.rb's, test/test_up_node_tls.rb's and test/test_up_tls.rb's): over TLS it would only " \
                      "start its servers a second time"
   }.freeze
 

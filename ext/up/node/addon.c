@@ -172,20 +172,33 @@ static napi_value listen_on(napi_env env, napi_callback_info info)
     return result;
 }
 
-/* adopt(fd): serves a listening socket made elsewhere (the cluster's shared one). */
+/* adopt(fd, tls): serves a listening socket made elsewhere (the cluster's shared one), with
+ * TLS when tls is its settings (tls.c), plain TCP when it is absent or null. */
 static napi_value adopt(napi_env env, napi_callback_info info)
 {
-    size_t argc = 1;
-    napi_value argv[1];
+    size_t argc = 2;
+    napi_value argv[2];
+    napi_valuetype tls_type = napi_undefined;
     int32_t fd;
     up_node_server_t *srv = started(env);
     if (srv == NULL)
         return NULL;
     if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
-        napi_get_value_int32(env, argv[0], &fd) != napi_ok)
-        return throw_error(env, "adopt(fd)");
+        napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+        (argc > 1 && napi_typeof(env, argv[1], &tls_type) != napi_ok))
+        return throw_error(env, "adopt(fd, tls)");
     const char *err = NULL;
-    if (up_server_adopt_listener(srv->server, fd, &err) != 0)
+    if (tls_type == napi_undefined || tls_type == napi_null) {
+        if (up_server_adopt_listener(srv->server, fd, &err) != 0)
+            return throw_error(env, err);
+        return NULL;
+    }
+    up_tls_context_t *ctx = up_node_tls_context(env, argv[1]);
+    if (ctx == NULL)
+        return NULL; /* its exception says why */
+    int failed = up_server_adopt_listener_with(srv->server, fd, &up_transport_tls, ctx, &err);
+    up_tls_context_release(ctx); /* the listener holds its own reference */
+    if (failed != 0)
         return throw_error(env, err);
     return NULL;
 }

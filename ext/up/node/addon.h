@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "server.h"
 #include "static_file.h"
+#include "tls.h"
 
 typedef struct up_node_upgrades_t up_node_upgrades_t;
 
@@ -91,6 +92,13 @@ void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot);
  * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set
  * when the options have no static files (NULL returned, nothing pending). */
 up_static_t *up_node_static_new(napi_env env, napi_value options, int *none);
+
+/* tls.c: the TLS context of a listener from its settings ({ cert_file, key_file, ca_file,
+ * hosts: [{ host, cert_file, key_file, ca_file }], key_password, ticket_secret: 64 hex
+ * digits }). Returns a context with one reference, the caller's, or NULL with a JavaScript
+ * exception pending that says in one line what is wrong (the engine's message for a file that
+ * does not load). The JavaScript thread; reads files. */
+up_tls_context_t *up_node_tls_context(napi_env env, napi_value settings);
 
 /* sendfile.c: sendFile, the response call for a file the engine sends (file_response.h). */
 napi_status up_node_define_sendfile(napi_env env, napi_value exports);

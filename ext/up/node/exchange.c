@@ -201,7 +201,7 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
 
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
-    napi_value argv[4], fn, recv, result;
+    napi_value argv[5], fn, recv, result;
     napi_create_string_latin1(env, base, head_len, &argv[0]);
     if (req->body.mem != NULL && req->body.len > 0)
         napi_create_string_latin1(env, req->body.mem, (size_t)req->body.len, &argv[1]);
@@ -216,9 +216,10 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     } else {
         napi_get_undefined(env, &argv[3]);
     }
+    napi_get_boolean(env, conn->transport->secure, &argv[4]); /* rack.url_scheme https */
     napi_get_reference_value(env, srv->on_request, &fn);
     napi_get_global(env, &recv); /* napi_make_callback wants an object */
-    napi_status status = napi_make_callback(env, srv->async, recv, fn, 4, argv, &result);
+    napi_status status = napi_make_callback(env, srv->async, recv, fn, 5, argv, &result);
     if (status != napi_ok) {
         napi_value error;
         if (napi_get_and_clear_last_exception(env, &error) == napi_ok)

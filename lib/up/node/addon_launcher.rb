@@ -2,6 +2,8 @@
 
 require "json"
 require_relative "../binder"
+require_relative "../tls_setup"
+require_relative "../up_ext"
 require_relative "launcher"
 
 module Up
@@ -14,7 +16,9 @@ module Up
     # It opens the listening sockets itself (Up::Binder, as up_ruby does: the same binds, Unix
     # sockets included, and the same messages when one cannot be bound) and Node inherits them
     # across exec, their numbers in the options (listen_fds); with -w N every cluster worker
-    # inherits them too and the engine accepts on the shared sockets.
+    # inherits them too and the engine accepts on the shared sockets. A TLS bind (ssl://, or any
+    # under -s) gets its settings beside its socket (listen_tls) and the engine serves it with
+    # its TLS transport (ext/up/node/tls.c), as up_ruby does.
     class AddonLauncher < Launcher
       MAIN = File.join(Bundle::ROOT, "node", "up", "main.js")
       PROGRAM = "up"
@@ -46,16 +50,37 @@ module Up
 
       private
 
+      # The binds (-s makes each serve HTTPS), their sockets, and what each TLS one serves
+      # (Up::TLSSettings, as up_ruby resolves it). Every certificate is loaded here first, by
+      # up_ruby's Up::TLSSetup, so one that does not load stops the start with up_ruby's line.
       def listen
-        binds = @options[:bind].map { |spec| Bind.parse(spec, @options[:port]) }
-        Binder.new(binds).bind
-      rescue Binder::Error => e
+        binds = @options[:bind].map do |spec|
+          bind = Bind.parse(spec, @options[:port])
+          @options[:secure] ? bind.with_tls : bind
+        end
+        tls = tls_settings(binds)
+        binder = Binder.new(binds).bind
+        @listen_tls = binder.sockets.map { |s| tls[binder.bind_index(s)] }
+        binder
+      rescue Binder::Error, Bind::Error => e
         raise StartError, "cannot listen on #{e.message}"
+      end
+
+      # Per bind: nil, or its Up::TLSSettings with the session ticket secret every process
+      # shares (tls.h), for ext/up/node/tls.c.
+      def tls_settings(binds)
+        return binds.map { nil } unless binds.any?(&:tls?)
+
+        log = ->(line) { warn "up: #{line}" }
+        TLSSetup.for(@options, binds, log: log)
+        settings = TLSSettings.new(@options, log: ->(_line) {})
+        secret = SecureRandom.hex(32)
+        binds.map { |bind| bind.tls? ? settings.for(bind).merge(ticket_secret: secret) : nil }
       end
 
       def addon_env(bundle_path, note, binder)
         settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note,
-                                  listen_fds: binder.exec_fds, listen_urls: binder.urls, static_files: @static)
+                                  listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static)
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,
           "RACK_ENV" => @options[:environment] || ENV["RACK_ENV"] || "development" }
       end

@@ -1,0 +1,134 @@
+/* HTTPS for `up` (issue 21): the engine's TLS context (tls.h) of one listener, made from the
+ * settings Up::TLSSettings gave its bind (Up::Node::AddonLauncher passes them as JSON, serve.js
+ * adds the key's passphrase and hands them to adopt). */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "addon.h"
+#include "memory.h"
+#include "tls.h"
+
+/* A path or passphrase longer than this is refused (PATH_MAX on Linux). */
+#define MAX_SETTING 4096
+
+/* The strings a config points at, freed together: three per certificate and a host name per
+ * SNI certificate, the passphrase and the ticket secret. */
+typedef struct strings_t {
+    char *items[4 * (UP_TLS_MAX_HOSTS + 1) + 1];
+    size_t count;
+} strings_t;
+
+/* obj[name] as a new string, NULL when absent or null; *bad set when it is not a string or too
+ * long. */
+static const char *string_of(napi_env env, napi_value obj, const char *name, strings_t *keep,
+                             int *bad)
+{
+    napi_value v;
+    napi_valuetype type;
+    size_t len;
+    if (napi_get_named_property(env, obj, name, &v) != napi_ok ||
+        napi_typeof(env, v, &type) != napi_ok) {
+        *bad = 1;
+        return NULL;
+    }
+    if (type == napi_undefined || type == napi_null)
+        return NULL;
+    if (type != napi_string || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok ||
+        len >= MAX_SETTING || keep->count >= sizeof(keep->items) / sizeof(keep->items[0])) {
+        *bad = 1;
+        return NULL;
+    }
+    char *s = up_malloc(len + 1);
+    napi_get_value_string_utf8(env, v, s, len + 1, &len);
+    keep->items[keep->count++] = s;
+    return s;
+}
+
+static void read_cert(napi_env env, napi_value obj, up_tls_cert_t *cert, strings_t *keep, int *bad)
+{
+    cert->cert_file = string_of(env, obj, "cert_file", keep, bad);
+    cert->key_file = string_of(env, obj, "key_file", keep, bad);
+    cert->ca_file = string_of(env, obj, "ca_file", keep, bad);
+    if (cert->cert_file == NULL || cert->key_file == NULL)
+        *bad = 1;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* ticket_secret: UP_TLS_TICKET_SECRET_SIZE bytes as lowercase hex. */
+static int read_secret(const char *hex, unsigned char *out)
+{
+    if (hex == NULL || strlen(hex) != 2 * UP_TLS_TICKET_SECRET_SIZE)
+        return -1;
+    for (size_t i = 0; i < UP_TLS_TICKET_SECRET_SIZE; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+static void read_hosts(napi_env env, napi_value settings, up_tls_cert_t *hosts, size_t *num,
+                       strings_t *keep, int *bad)
+{
+    napi_value list, entry;
+    bool is_array = false;
+    uint32_t n = 0;
+    *num = 0;
+    if (napi_get_named_property(env, settings, "hosts", &list) != napi_ok ||
+        napi_is_array(env, list, &is_array) != napi_ok || !is_array ||
+        napi_get_array_length(env, list, &n) != napi_ok || n > UP_TLS_MAX_HOSTS) {
+        *bad = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < n && !*bad; i++) {
+        if (napi_get_element(env, list, i, &entry) != napi_ok) {
+            *bad = 1;
+            return;
+        }
+        hosts[i].host = string_of(env, entry, "host", keep, bad);
+        read_cert(env, entry, &hosts[i], keep, bad);
+        if (hosts[i].host == NULL)
+            *bad = 1;
+    }
+    *num = n;
+}
+
+up_tls_context_t *up_node_tls_context(napi_env env, napi_value settings)
+{
+    strings_t *keep = up_calloc(1, sizeof(*keep));
+    up_tls_cert_t *hosts = up_calloc(UP_TLS_MAX_HOSTS, sizeof(*hosts));
+    up_tls_config_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    int bad = 0;
+    read_cert(env, settings, &cfg.cert, keep, &bad);
+    read_hosts(env, settings, hosts, &cfg.num_hosts, keep, &bad);
+    cfg.hosts = hosts;
+    cfg.key_password = string_of(env, settings, "key_password", keep, &bad);
+    if (read_secret(string_of(env, settings, "ticket_secret", keep, &bad), cfg.ticket_secret) != 0)
+        bad = 1;
+    up_tls_context_t *ctx = NULL;
+    char err[512];
+    if (bad) {
+        napi_throw_error(env, NULL, "bad TLS settings (cert_file, key_file, ca_file, hosts, "
+                                    "key_password, ticket_secret)");
+    } else {
+        ctx = up_tls_context_new(&cfg, err, sizeof(err));
+        if (ctx == NULL)
+            napi_throw_error(env, NULL, err);
+    }
+    for (size_t i = 0; i < keep->count; i++)
+        free(keep->items[i]);
+    free(keep);
+    free(hosts);
+    return ctx;
+}
