@@ -87,6 +87,14 @@ class TestConformanceWebSocket < ConformanceTest
     assert_equal Array.new(50) { |i| "m#{i}" }, Array.new(50) { ws.read_message.payload }
   end
 
+  # A handler may answer a callback through respond_to_missing? and method_missing, as a
+  # delegator does.
+  def test_a_callback_answered_by_method_missing_runs
+    ws = open_ws("/missing")
+    ws.text("hi")
+    assert_equal "forwarded hi", ws.read_message.payload
+  end
+
   def test_the_101_carries_the_apps_fields_and_subprotocol
     ws = open_ws("/fields", headers: { "Sec-WebSocket-Protocol" => "chat, superchat" })
     head = ws.response_head

@@ -163,10 +163,25 @@ class Blocker
   end
 end
 
+# /missing: a handler whose on_message is answered by method_missing, as a delegator's are.
+class Forwarder
+  def respond_to_missing?(name, include_all = false)
+    name == :on_message || super
+  end
+
+  def method_missing(name, *args)
+    return super unless name == :on_message
+
+    client, data = args
+    client.write("forwarded #{data}")
+  end
+end
+
 HANDLERS = {
   "/observe" => Observer.new, "/echo" => Recorder.new, "/types" => Types.new, "/bad_utf8" => Types.new, "/close" => Closer.new,
   "/raise" => Raiser.new, "/pending" => Pending.new, "/swap" => Swapper.new, "/timeout" => Pinger.new,
-  "/block" => Blocker.new, "/fields" => Recorder.new, "/wrong_protocol" => Recorder.new, "/refuse" => Recorder.new
+  "/block" => Blocker.new, "/fields" => Recorder.new, "/wrong_protocol" => Recorder.new, "/refuse" => Recorder.new,
+  "/missing" => Forwarder.new
 }.freeze
 
 HEADERS = {
