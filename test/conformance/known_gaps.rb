@@ -46,7 +46,10 @@ module Conformance
       "TestConformanceWebSocket#test_write_refuses_text_that_is_not_utf8" =>
         "up runs the app under Opal as up_node does, so as there String#force_encoding " \
         "(opal/rack_compat/string.rb) has made the bytes tagged UTF-8 JS text, each invalid sequence a " \
-        "U+FFFD, before write sees them: the U+FFFD is valid text, and the engine sends it"
+        "U+FFFD, before write sees them: the U+FFFD is valid text, and the engine sends it",
+      "TestConformanceWebSocket#test_a_blocked_callback_holds_up_no_other_connection" =>
+        "the engine runs on Node's loop and hands every event to the one JS thread that runs the app, " \
+        "so a callback that blocks holds up every connection of its worker, as on up_node"
     }
   }.freeze
 

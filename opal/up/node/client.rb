@@ -122,9 +122,17 @@ module Up
     # ---- the connection's side (node/up_node/websocket.js, sse.js)
 
     # Runs the handler's callback name (on_open, on_message, on_drained, on_shutdown) with
-    # this client and arg, if it has one.
+    # this client and arg, if it has one. A method the handler defines is called as a JS
+    # function, found with one look-up: respond_to? and __send__ would each look its name up
+    # again, on every message. Only one answered by respond_to_missing? goes through them.
     def callback(name, arg = nil)
       handler = @handler
+      %x{
+        var method = handler[Opal.jsid(name)];
+        if (typeof method === 'function' && !method.$$stub) {
+          return arg === nil ? method.call(handler, self) : method.call(handler, self, arg);
+        }
+      }
       return unless handler.respond_to?(name)
 
       arg.nil? ? handler.__send__(name, self) : handler.__send__(name, self, arg)

@@ -141,23 +141,47 @@ class Pinger
   end
 end
 
-# /block: "block" keeps on_message busy for a second (no sleep: Opal has none that blocks),
-# once it has told the observers; every message is echoed after it.
+# /block: "block PATH" keeps on_message busy for a second (no sleep: Opal has none that blocks),
+# with "began" appended to the file at PATH before and "ended" after: the test learns there
+# when the block runs, which no frame can tell it on a runtime whose one thread would send
+# that frame only once the callback returns. Every message is echoed after it.
 class Blocker
   def on_message(client, data)
-    if data == "block"
-      Events.emit("blocking")
+    if data.start_with?("block ")
+      path = data.split(" ", 2).last
+      append(path, "began")
       t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       nil while Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0 < 1
+      append(path, "ended")
     end
     client.write(data)
+  end
+
+  # File.open with "a" (Opal's File.write takes no mode: it would truncate).
+  def append(path, line)
+    File.open(path, "a") { |file| file.write("#{line}\n") }
+  end
+end
+
+# /missing: a handler whose on_message is answered by method_missing, as a delegator's are.
+class Forwarder
+  def respond_to_missing?(name, include_all = false)
+    name == :on_message || super
+  end
+
+  def method_missing(name, *args)
+    return super unless name == :on_message
+
+    client, data = args
+    client.write("forwarded #{data}")
   end
 end
 
 HANDLERS = {
   "/observe" => Observer.new, "/echo" => Recorder.new, "/types" => Types.new, "/bad_utf8" => Types.new, "/close" => Closer.new,
   "/raise" => Raiser.new, "/pending" => Pending.new, "/swap" => Swapper.new, "/timeout" => Pinger.new,
-  "/block" => Blocker.new, "/fields" => Recorder.new, "/wrong_protocol" => Recorder.new, "/refuse" => Recorder.new
+  "/block" => Blocker.new, "/fields" => Recorder.new, "/wrong_protocol" => Recorder.new, "/refuse" => Recorder.new,
+  "/missing" => Forwarder.new
 }.freeze
 
 HEADERS = {
