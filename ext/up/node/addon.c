@@ -87,7 +87,7 @@ static void free_server(napi_env env, void *data, void *hint)
     if (srv->async != NULL)
         napi_async_destroy(env, srv->async);
     free(srv->slots);
-    free(srv->scratch);
+    up_node_scratch_free(&srv->scratch);
     free(srv);
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "conn.h"
+#include "scratch.h"
 #include "server.h"
 #include "static_file.h"
 #include "tls.h"
@@ -66,8 +67,7 @@ typedef struct up_node_server_t {
     napi_async_context async;
     up_node_slot_t *slots;
     uint32_t num_slots, free_slot; /* free_slot: head of the free list, num_slots when none */
-    char *scratch;       /* strings JavaScript hands over, copied out of V8 */
-    size_t scratch_cap;
+    up_node_scratch_t scratch; /* strings JavaScript hands over, copied out of V8 */
     up_static_t *static_files; /* the engine's static file handler (static.c), NULL for none */
     up_node_upgrades_t *upgrades; /* WebSockets, event streams, pub/sub (upgrades.h); NULL
                                    * until JavaScript sets them up */

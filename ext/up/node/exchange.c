@@ -21,8 +21,6 @@
 #include "response.h"
 #include "upgrades.h"
 
-/* Below this, scratch memory is kept between calls; a larger body's is freed after it. */
-#define SCRATCH_KEEP (1024 * 1024)
 /* A thrown value's description in the log, at most (a stack trace fits). */
 #define MAX_THROWN_LOG (16 * 1024)
 /* The largest body JavaScript is handed: its length travels in an Int32Array, and a String
@@ -257,57 +255,6 @@ static up_node_slot_t *slot_of(napi_env env, up_node_server_t *srv, napi_value v
     return &srv->slots[i];
 }
 
-/* At least size bytes of scratch memory; what it held is kept (a header name stays below its
- * value). */
-static char *scratch(up_node_server_t *srv, size_t size)
-{
-    if (srv->scratch_cap < size) {
-        size_t cap = srv->scratch_cap < 4096 ? 4096 : srv->scratch_cap;
-        while (cap < size)
-            cap *= 2;
-        srv->scratch = up_realloc(srv->scratch, cap);
-        srv->scratch_cap = cap;
-    }
-    return srv->scratch;
-}
-
-static void trim_scratch(up_node_server_t *srv)
-{
-    if (srv->scratch_cap > SCRATCH_KEEP) {
-        free(srv->scratch);
-        srv->scratch = NULL;
-        srv->scratch_cap = 0;
-    }
-}
-
-/* The bytes of a body part: a Buffer's own memory, or a string's (utf8 or latin1, one char a
- * byte) copied into scratch memory at offset at. Returns 0, or -1 for another value. */
-static int bytes_of(napi_env env, up_node_server_t *srv, napi_value v, int utf8, size_t at,
-                    const char **data, size_t *len)
-{
-    bool is_buffer = false;
-    napi_is_buffer(env, v, &is_buffer);
-    if (is_buffer) {
-        void *mem;
-        if (napi_get_buffer_info(env, v, &mem, len) != napi_ok)
-            return -1;
-        *data = mem;
-        return 0;
-    }
-    size_t n;
-    napi_status s = utf8 ? napi_get_value_string_utf8(env, v, NULL, 0, &n)
-                         : napi_get_value_string_latin1(env, v, NULL, 0, &n);
-    if (s != napi_ok)
-        return -1;
-    char *buf = scratch(srv, at + n + 1) + at;
-    if (utf8)
-        napi_get_value_string_utf8(env, v, buf, n + 1, len);
-    else
-        napi_get_value_string_latin1(env, v, buf, n + 1, len);
-    *data = buf;
-    return 0;
-}
-
 /* Starts the response with the header fields of the flat [name, value, ...] Array. Returns
  * NULL, or what is wrong (nothing is staged then). */
 static const char *start_response(napi_env env, up_node_server_t *srv, up_conn_t *conn,
@@ -326,12 +273,13 @@ static const char *start_response(napi_env env, up_node_server_t *srv, up_conn_t
         size_t name_len, value_len;
         napi_get_element(env, fields, i, &name_v);
         napi_get_element(env, fields, i + 1, &value_v);
-        if (bytes_of(env, srv, name_v, 0, 0, &name, &name_len) != 0)
+        if (up_node_scratch_bytes(env, &srv->scratch, name_v, 0, 0, &name, &name_len) != 0)
             return "a header name is not a String";
         /* The name stays in scratch below the value. */
-        if (bytes_of(env, srv, value_v, 0, name_len + 1, &value, &value_len) != 0)
+        if (up_node_scratch_bytes(env, &srv->scratch, value_v, 0, name_len + 1, &value,
+                                  &value_len) != 0)
             return "a header value is not a String";
-        name = srv->scratch;
+        name = srv->scratch.base;
         up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
         if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
             return "invalid header name";
@@ -368,12 +316,13 @@ static napi_value respond(napi_env env, napi_callback_info info)
     const char *err = start_response(env, srv, conn, argv[1], argv[2]);
     const char *body = NULL;
     size_t len = 0;
-    if (err == NULL && bytes_of(env, srv, argv[3], utf8, 0, &body, &len) != 0)
+    if (err == NULL &&
+        up_node_scratch_bytes(env, &srv->scratch, argv[3], utf8, 0, &body, &len) != 0)
         err = "the body is not a String";
     if (err == NULL && (up_response_end_head(conn, (int64_t)len) != UP_RESPONSE_OK ||
                         (len > 0 && up_response_write(conn, body, len) == UP_RESPONSE_E_STATE)))
         err = "the response cannot be written";
-    trim_scratch(srv);
+    up_node_scratch_trim(&srv->scratch);
     if (err != NULL) {
         up_response_rollback(conn);
         return error_string(env, err);
@@ -418,13 +367,13 @@ static napi_value write_part(napi_env env, napi_callback_info info)
     napi_get_value_bool(env, argv[2], &utf8);
     const char *data;
     size_t len;
-    if (bytes_of(env, srv, argv[1], utf8, 0, &data, &len) != 0) {
+    if (up_node_scratch_bytes(env, &srv->scratch, argv[1], utf8, 0, &data, &len) != 0) {
         napi_throw_type_error(env, NULL, "a body part must be a String or a Buffer");
         return NULL;
     }
     int ok = up_response_write(slot->conn, data, len) == UP_RESPONSE_OK &&
              up_response_send(slot->conn) == 0;
-    trim_scratch(srv);
+    up_node_scratch_trim(&srv->scratch);
     napi_get_boolean(env, ok, &result);
     return result;
 }

@@ -110,7 +110,7 @@ static napi_value subscribe(napi_env env, napi_callback_info info)
         napi_get_null(env, &result);
         return result;
     }
-    if (up_node_bytes_of(env, u, argv[1], 1, 0, &channel, &len) != 0) {
+    if (up_node_scratch_bytes(env, &u->scratch, argv[1], 1, 0, &channel, &len) != 0) {
         napi_throw_type_error(env, NULL, "a channel must be a String");
         return NULL;
     }
@@ -158,7 +158,7 @@ static napi_value unsubscribe(napi_env env, napi_callback_info info)
         return number(env, 0);
     const char *channel;
     size_t len;
-    if (up_node_bytes_of(env, u, argv[1], 1, 0, &channel, &len) != 0)
+    if (up_node_scratch_bytes(env, &u->scratch, argv[1], 1, 0, &channel, &len) != 0)
         return number(env, 0);
     int last = 0;
     void *found = up_pubsub_any_unsubscribe(u->pubsub, conn, channel, len, is_pattern, user, &last);
@@ -181,18 +181,18 @@ static napi_value publish(napi_env env, napi_callback_info info)
         return NULL;
     }
     napi_get_value_bool(env, argv[2], &utf8);
-    if (up_node_bytes_of(env, u, argv[1], utf8, 0, &message, &len) != 0) {
+    if (up_node_scratch_bytes(env, &u->scratch, argv[1], utf8, 0, &message, &len) != 0) {
         napi_throw_type_error(env, NULL, "a message must be a String or a Buffer");
         return NULL;
     }
     /* The channel after the message in scratch memory (a Buffer message is not in it). */
-    size_t at = message == u->scratch ? len + 1 : 0;
-    if (up_node_bytes_of(env, u, argv[0], 1, at, &channel, &channel_len) != 0) {
+    size_t at = message == u->scratch.base ? len + 1 : 0;
+    if (up_node_scratch_bytes(env, &u->scratch, argv[0], 1, at, &channel, &channel_len) != 0) {
         napi_throw_type_error(env, NULL, "a channel must be a String");
         return NULL;
     }
     if (at > 0)
-        message = u->scratch; /* scratch memory may have moved */
+        message = u->scratch.base; /* scratch memory may have moved */
     up_pubsub_any_publish(u->pubsub, channel, channel_len, message, len);
     return NULL;
 }

@@ -74,8 +74,7 @@ struct up_node_upgrades_t {
     int running;                       /* the queue is being run (an event may queue more) */
     uv_prepare_t *prepare;             /* both run the queue; started while it holds events */
     uv_check_t *check;
-    char *scratch;                     /* strings JavaScript hands over, copied out of V8 */
-    size_t scratch_cap;
+    up_node_scratch_t scratch;         /* strings JavaScript hands over, copied out of V8 */
 };
 
 /* upgrades(options, onEvent): sets WebSockets, event streams and pub/sub up for the server
@@ -93,11 +92,6 @@ up_node_client_t *up_node_client_of(up_node_upgrades_t *u, napi_env env, napi_va
 void up_node_run_events(up_node_upgrades_t *u);
 /* Queues an event and makes sure the queue runs this turn of the loop. */
 void up_node_queue_event(up_node_upgrades_t *u, const up_node_event_t *ev);
-/* The bytes of a String (UTF-8, or latin1 when utf8 is 0: one char a byte) or a Buffer: the
- * Buffer's own memory, or the string's copied into scratch memory at offset at. Returns 0, or
- * -1 for another value. */
-int up_node_bytes_of(napi_env env, up_node_upgrades_t *u, napi_value v, int utf8, size_t at,
-                     const char **data, size_t *len);
 up_node_upgrades_t *up_node_upgrades_of(napi_env env);
 /* pubsub.c: the pub/sub functions of the module. */
 napi_status up_node_define_pubsub(napi_env env, napi_value exports);

@@ -10,8 +10,6 @@
 #include "upgrades.h"
 #include "utf8.h"
 
-/* Below this, scratch memory is kept between calls. */
-#define SCRATCH_KEEP (1024 * 1024)
 /* Strings at least this long are sent by reference: copied out of V8 once, into memory the
  * output queue shares, rather than once more into its buffers. */
 #define SHARE_MIN (32 * 1024)
@@ -28,55 +26,6 @@ up_node_upgrades_t *up_node_upgrades_of(napi_env env)
 {
     up_node_server_t *srv = up_node_server_of(env);
     return srv == NULL ? NULL : srv->upgrades;
-}
-
-/* ---------------------------------------------------------------- scratch memory */
-
-static char *scratch(up_node_upgrades_t *u, size_t size)
-{
-    if (u->scratch_cap < size) {
-        size_t cap = u->scratch_cap < 4096 ? 4096 : u->scratch_cap;
-        while (cap < size)
-            cap *= 2;
-        u->scratch = up_realloc(u->scratch, cap);
-        u->scratch_cap = cap;
-    }
-    return u->scratch;
-}
-
-static void trim_scratch(up_node_upgrades_t *u)
-{
-    if (u->scratch_cap > SCRATCH_KEEP) {
-        free(u->scratch);
-        u->scratch = NULL;
-        u->scratch_cap = 0;
-    }
-}
-
-int up_node_bytes_of(napi_env env, up_node_upgrades_t *u, napi_value v, int utf8, size_t at,
-                     const char **data, size_t *len)
-{
-    bool is_buffer = false;
-    napi_is_buffer(env, v, &is_buffer);
-    if (is_buffer) {
-        void *mem;
-        if (napi_get_buffer_info(env, v, &mem, len) != napi_ok)
-            return -1;
-        *data = mem;
-        return 0;
-    }
-    size_t n;
-    napi_status s = utf8 ? napi_get_value_string_utf8(env, v, NULL, 0, &n)
-                         : napi_get_value_string_latin1(env, v, NULL, 0, &n);
-    if (s != napi_ok)
-        return -1;
-    char *buf = scratch(u, at + n + 1) + at;
-    if (utf8)
-        napi_get_value_string_utf8(env, v, buf, n + 1, len);
-    else
-        napi_get_value_string_latin1(env, v, buf, n + 1, len);
-    *data = buf;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- clients */
@@ -267,7 +216,7 @@ static void run_queue(up_node_upgrades_t *u)
     u->running = 0;
     uv_prepare_stop(u->prepare);
     uv_check_stop(u->check);
-    trim_scratch(u);
+    up_node_scratch_trim(&u->scratch);
     /* What JavaScript wrote goes out now, not at the loop's next wake-up (the wake-up its
      * writes asked for finds nothing left then): no JavaScript is running, so this is the
      * engine's wake-up work at a point where the loop could have run it. */
@@ -368,11 +317,11 @@ static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_conn_t *co
         const char *name, *value;
         size_t name_len, value_len;
         napi_get_element(env, fields, i, &name_v);
-        if (up_node_bytes_of(env, u, name_v, 0, 0, &name, &name_len) != 0 ||
+        if (up_node_scratch_bytes(env, &u->scratch, name_v, 0, 0, &name, &name_len) != 0 ||
             !named(name, name_len, protocol_field))
             continue;
         napi_get_element(env, fields, i + 1, &value_v);
-        if (up_node_bytes_of(env, u, value_v, 0, 0, &value, &value_len) == 0)
+        if (up_node_scratch_bytes(env, &u->scratch, value_v, 0, 0, &value, &value_len) == 0)
             return !offered(conn, value, value_len);
     }
     return 0;
@@ -390,13 +339,14 @@ static const char *add_fields(napi_env env, up_node_upgrades_t *u, up_conn_t *co
         size_t name_len, value_len;
         napi_get_element(env, fields, i, &name_v);
         napi_get_element(env, fields, i + 1, &value_v);
-        if (up_node_bytes_of(env, u, name_v, 0, 0, &name, &name_len) != 0)
+        if (up_node_scratch_bytes(env, &u->scratch, name_v, 0, 0, &name, &name_len) != 0)
             return "a header name is not a String";
         if (owned(name, name_len, skip, protocol_too))
             continue;
-        if (up_node_bytes_of(env, u, value_v, 0, name_len + 1, &value, &value_len) != 0)
+        if (up_node_scratch_bytes(env, &u->scratch, value_v, 0, name_len + 1, &value,
+                                  &value_len) != 0)
             return "a header value is not a String";
-        name = u->scratch; /* the value went after it */
+        name = u->scratch.base; /* the value went after it */
         up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
         if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
             return "invalid header name";
@@ -452,7 +402,7 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
     }
     const char *err = add_fields(env, u, conn, argv[1], n,
                                  kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too);
-    trim_scratch(u);
+    up_node_scratch_trim(&u->scratch);
     void *user = (void *)(uintptr_t)i;
     if (err != NULL) {
         if (ws != NULL)
@@ -550,18 +500,18 @@ static napi_value ws_send(napi_env env, napi_callback_info info)
             if (len >= SHARE_MIN)
                 return boolean(env, send_shared(env, c->conn, opcode, argv[1], !binary, len) == 0);
         }
-        char *buf = scratch(u, most + 1);
+        char *buf = up_node_scratch_reserve(&u->scratch, most + 1);
         if (binary)
             napi_get_value_string_latin1(env, argv[1], buf, most + 1, &len);
         else
             napi_get_value_string_utf8(env, argv[1], buf, most + 1, &len);
         data = buf;
-    } else if (up_node_bytes_of(env, u, argv[1], !binary, 0, &data, &len) != 0) {
+    } else if (up_node_scratch_bytes(env, &u->scratch, argv[1], !binary, 0, &data, &len) != 0) {
         napi_throw_type_error(env, NULL, "a message must be a String or a Buffer");
         return NULL;
     }
     int r = up_ws_any_send(c->conn, opcode, data, len);
-    trim_scratch(u);
+    up_node_scratch_trim(&u->scratch);
     return boolean(env, r == 0);
 }
 
@@ -585,28 +535,28 @@ static napi_value sse_send(napi_env env, napi_callback_info info)
     /* Each field goes after the one before in scratch memory (a later one may grow it). */
     napi_typeof(env, argv[3], &type);
     if (type == napi_string) {
-        if (up_node_bytes_of(env, u, argv[3], 1, at, &event, &event_len) != 0)
+        if (up_node_scratch_bytes(env, &u->scratch, argv[3], 1, at, &event, &event_len) != 0)
             return number(env, -2);
         at += event_len + 1;
     }
     napi_typeof(env, argv[4], &type);
     if (type == napi_string) {
-        if (up_node_bytes_of(env, u, argv[4], 1, at, &id, &id_len) != 0)
+        if (up_node_scratch_bytes(env, &u->scratch, argv[4], 1, at, &id, &id_len) != 0)
             return number(env, -2);
         at += id_len + 1;
     }
     size_t id_at = at - (id != NULL ? id_len + 1 : 0);
-    if (up_node_bytes_of(env, u, argv[1], utf8, at, &data, &len) != 0) {
+    if (up_node_scratch_bytes(env, &u->scratch, argv[1], utf8, at, &data, &len) != 0) {
         napi_throw_type_error(env, NULL, "an event's data must be a String or a Buffer");
         return NULL;
     }
     /* scratch memory may have moved under the fields. */
     if (event != NULL)
-        event = u->scratch;
+        event = u->scratch.base;
     if (id != NULL)
-        id = u->scratch + id_at;
+        id = u->scratch.base + id_at;
     int r = up_sse_any_send(c->conn, event, event_len, id, id_len, data, len);
-    trim_scratch(u);
+    up_node_scratch_trim(&u->scratch);
     return number(env, r);
 }
 
@@ -745,7 +695,7 @@ void up_node_upgrades_free(up_node_upgrades_t *u)
     uv_close((uv_handle_t *)u->prepare, handle_on_closed);
     uv_close((uv_handle_t *)u->check, handle_on_closed);
     napi_delete_reference(u->srv->env, u->on_event);
-    free(u->scratch);
+    up_node_scratch_free(&u->scratch);
     free(u);
 }
 
