@@ -33,8 +33,7 @@ static void on_log(const char *message, void *user)
     up_node_log(user, message);
 }
 
-/* A whole number from options[name], or fallback when it is absent. */
-static int64_t option(napi_env env, napi_value options, const char *name, int64_t fallback)
+int64_t up_node_option(napi_env env, napi_value options, const char *name, int64_t fallback)
 {
     napi_value v;
     napi_valuetype type;
@@ -50,16 +49,23 @@ static int64_t option(napi_env env, napi_value options, const char *name, int64_
 static void read_config(napi_env env, napi_value options, up_server_config_t *cfg)
 {
     up_server_config_defaults(cfg);
-    cfg->max_head_size = (size_t)option(env, options, "max_head_size", (int64_t)cfg->max_head_size);
-    cfg->max_headers = (size_t)option(env, options, "max_headers", (int64_t)cfg->max_headers);
-    cfg->max_body_size = (uint64_t)option(env, options, "max_body_size", (int64_t)cfg->max_body_size);
-    cfg->head_timeout_ms = (unsigned)option(env, options, "head_timeout_ms", cfg->head_timeout_ms);
-    cfg->body_timeout_ms = (unsigned)option(env, options, "body_timeout_ms", cfg->body_timeout_ms);
+    cfg->max_head_size =
+        (size_t)up_node_option(env, options, "max_head_size", (int64_t)cfg->max_head_size);
+    cfg->max_headers =
+        (size_t)up_node_option(env, options, "max_headers", (int64_t)cfg->max_headers);
+    cfg->max_body_size =
+        (uint64_t)up_node_option(env, options, "max_body_size", (int64_t)cfg->max_body_size);
+    cfg->head_timeout_ms =
+        (unsigned)up_node_option(env, options, "head_timeout_ms", cfg->head_timeout_ms);
+    cfg->body_timeout_ms =
+        (unsigned)up_node_option(env, options, "body_timeout_ms", cfg->body_timeout_ms);
     cfg->keepalive_timeout_ms =
-        (unsigned)option(env, options, "keepalive_timeout_ms", cfg->keepalive_timeout_ms);
-    cfg->write_timeout_ms = (unsigned)option(env, options, "write_timeout_ms", cfg->write_timeout_ms);
-    cfg->max_pipeline = (unsigned)option(env, options, "max_pipeline", cfg->max_pipeline);
-    cfg->exclusive_accept = (int)option(env, options, "exclusive_accept", cfg->exclusive_accept);
+        (unsigned)up_node_option(env, options, "keepalive_timeout_ms", cfg->keepalive_timeout_ms);
+    cfg->write_timeout_ms =
+        (unsigned)up_node_option(env, options, "write_timeout_ms", cfg->write_timeout_ms);
+    cfg->max_pipeline = (unsigned)up_node_option(env, options, "max_pipeline", cfg->max_pipeline);
+    cfg->exclusive_accept =
+        (int)up_node_option(env, options, "exclusive_accept", cfg->exclusive_accept);
     if (cfg->max_head_size > UP_MAX_HEAD_SIZE_LIMIT)
         cfg->max_head_size = UP_MAX_HEAD_SIZE_LIMIT;
     if (cfg->max_headers > UP_MAX_HEADERS_LIMIT)

@@ -76,6 +76,9 @@ typedef struct up_node_server_t {
 /* addon.c: the server of this Node environment (its instance data), NULL before createServer. */
 up_node_server_t *up_node_server_of(napi_env env);
 
+/* addon.c: a whole number from options[name], or fallback when it is absent. */
+int64_t up_node_option(napi_env env, napi_value options, const char *name, int64_t fallback);
+
 /* exchange.c */
 up_request_result_t up_node_on_request(up_conn_t *conn, void *user);
 napi_status up_node_define_exchange(napi_env env, napi_value exports);

@@ -620,19 +620,6 @@ static napi_value ws_ping(napi_env env, napi_callback_info info)
 
 /* ---------------------------------------------------------------- setup */
 
-/* A whole number from options[name], or fallback when it is absent. */
-static int64_t option(napi_env env, napi_value options, const char *name, int64_t fallback)
-{
-    napi_value v;
-    napi_valuetype type;
-    int64_t n;
-    if (napi_get_named_property(env, options, name, &v) != napi_ok ||
-        napi_typeof(env, v, &type) != napi_ok || type != napi_number ||
-        napi_get_value_int64(env, v, &n) != napi_ok)
-        return fallback;
-    return n;
-}
-
 static void handle_on_closed(uv_handle_t *h)
 {
     free(h);
@@ -658,15 +645,17 @@ static napi_value upgrades(napi_env env, napi_callback_info info)
         free(u);
         return throw_error(env, "upgrades: out of JavaScript resources");
     }
-    u->ws.max_message = (uint64_t)option(env, argv[0], "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
-    u->ws.ping_ms = (unsigned)option(env, argv[0], "ws_ping_ms", UP_WS_DEFAULT_PING_MS);
-    if (option(env, argv[0], "ws_deflate", 0) != 0)
+    u->ws.max_message =
+        (uint64_t)up_node_option(env, argv[0], "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
+    u->ws.ping_ms = (unsigned)up_node_option(env, argv[0], "ws_ping_ms", UP_WS_DEFAULT_PING_MS);
+    if (up_node_option(env, argv[0], "ws_deflate", 0) != 0)
         u->ws.compressors = up_ws_compressors_new();
     u->sse_heartbeat_ms =
-        (unsigned)option(env, argv[0], "sse_heartbeat_ms", UP_SSE_DEFAULT_HEARTBEAT_MS);
+        (unsigned)up_node_option(env, argv[0], "sse_heartbeat_ms", UP_SSE_DEFAULT_HEARTBEAT_MS);
     up_pubsub_callbacks_t callbacks = up_node_pubsub_callbacks;
     callbacks.data = u;
-    u->pubsub = up_pubsub_new(srv->server, (uint64_t)option(env, argv[0], "ws_max_pending", 4 << 20),
+    u->pubsub = up_pubsub_new(srv->server,
+                              (uint64_t)up_node_option(env, argv[0], "ws_max_pending", 4 << 20),
                               &callbacks);
     u->prepare = up_malloc(sizeof(*u->prepare));
     u->check = up_malloc(sizeof(*u->check));
