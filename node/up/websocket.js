@@ -18,6 +18,7 @@
 
 const { flatten, plain, isUtf8 } = require('./exchange');
 const { PubSub } = require('./pubsub');
+const { eventFields } = require('../up_node/sse');
 
 // The event kinds of ext/up/node/upgrades.h.
 const EV = {
@@ -30,11 +31,6 @@ const SLOT_MASK = (1 << 22) - 1;
 const CLOSE_NORMAL = 1000;
 const CLOSE_GOING_AWAY = 1001;
 
-// An event's name or id longer than this, or holding a line break or NUL, would break the
-// stream (ext/up/engine/sse.h, UP_SSE_MAX_FIELD).
-const MAX_FIELD = 1024;
-const BAD_FIELD = /[\r\n\0]/;
-
 // Whether an Opal String goes as a binary frame: a binary (ASCII-8BIT) String does, every
 // other one is text (as up_node's websocket.js).
 function isBinary(data) {
@@ -46,10 +42,6 @@ function isBinary(data) {
 // holds characters and is only named binary ("é".b) goes as its UTF-8 bytes.
 function binaryPayload(data) {
   return isUtf8(data) ? Buffer.from(plain(data), 'utf8') : plain(data);
-}
-
-function fieldOk(value) {
-  return value.length <= MAX_FIELD && !BAD_FIELD.test(value);
 }
 
 // One upgraded connection, the JS side of an Up::Client: its methods are what client.rb and
@@ -73,7 +65,7 @@ class Connection {
 
   // client.write: true when queued, false once closing. On an event stream, a name or id that
   // would break the framing is the app's error (ArgumentError, as up_ruby raises it).
-  write(data, name, id) {
+  write(data, eventName, eventId) {
     if (this.kind === 'websocket') {
       if (this.closing || this.closed) return false;
       const binary = isBinary(data);
@@ -81,12 +73,7 @@ class Connection {
       if (this.opened) return this.addon.wsSend(this.token, payload, binary);
       return this.send(this.wsSend, payload, binary);
     }
-    const Opal = this.upgrades.Opal;
-    name = name === Opal.nil || name == null ? null : plain(name);
-    id = id === Opal.nil || id == null ? null : plain(id);
-    if ((name !== null && !fieldOk(name)) || (id !== null && !fieldOk(id))) {
-      throw Opal.ArgumentError.$new("an event's name and id may not hold a line break or NUL");
-    }
+    const [name, id] = eventFields(this.upgrades.Opal, eventName, eventId);
     if (this.closing || this.closed) return false;
     return this.send(this.sseSend, plain(data), isUtf8(data), name, id);
   }

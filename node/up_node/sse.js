@@ -10,7 +10,8 @@
 const { flatten, plain } = require('./exchange');
 const { reason } = require('./reason');
 
-// A field longer than this, or one holding a line break or NUL, would break the stream.
+// A field longer than this, or one holding a line break or NUL, would break the stream (the
+// engine's limit too: ext/up/engine/sse.h, UP_SSE_MAX_FIELD).
 const MAX_FIELD = 1024;
 const BAD_FIELD = /[\r\n\0]/;
 const LINE_BREAK = /\r\n|\r|\n/;
@@ -21,6 +22,18 @@ const OWNED = new Set(['content-type', 'content-length', 'transfer-encoding', 'c
 
 function fieldOk(value) {
   return value.length <= MAX_FIELD && !BAD_FIELD.test(value);
+}
+
+// client.write's event: and id: as [name, id], JS strings or null when not given. A name or
+// id that would break the framing is the app's error (ArgumentError, as up_ruby raises it).
+// `up` checks them with this too (node/up/websocket.js), before the engine frames the event.
+function eventFields(Opal, name, id) {
+  name = name === Opal.nil || name == null ? null : plain(name);
+  id = id === Opal.nil || id == null ? null : plain(id);
+  if ((name !== null && !fieldOk(name)) || (id !== null && !fieldOk(id))) {
+    throw Opal.ArgumentError.$new("an event's name and id may not hold a line break or NUL");
+  }
+  return [name, id];
 }
 
 // One event as text, from data as a JS string (one char a byte when latin1).
@@ -64,15 +77,9 @@ class EventStream {
     this.res.on('close', () => this.onClose());
   }
 
-  // client.write(data, event:, id:): true when queued, false once closing. A name or id that
-  // would break the framing is the app's error (ArgumentError, as up_ruby raises it).
-  write(data, name, id) {
-    const Opal = this.upgrades.Opal;
-    name = name === Opal.nil || name == null ? null : plain(name);
-    id = id === Opal.nil || id == null ? null : plain(id);
-    if ((name !== null && !fieldOk(name)) || (id !== null && !fieldOk(id))) {
-      throw Opal.ArgumentError.$new("an event's name and id may not hold a line break or NUL");
-    }
+  // client.write(data, event:, id:): true when queued, false once closing.
+  write(data, eventName, eventId) {
+    const [name, id] = eventFields(this.upgrades.Opal, eventName, eventId);
     if (this.closing || this.closed) return false;
     const [text, encoding] = textOf(data);
     this.writes++;
@@ -184,4 +191,4 @@ function acceptEventStream(upgrades, exchange, hash, client) {
   return new EventStream(upgrades, exchange, client);
 }
 
-module.exports = { acceptEventStream, event };
+module.exports = { acceptEventStream, event, eventFields };
