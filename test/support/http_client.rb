@@ -59,9 +59,10 @@ module HTTPClient
     Response.new(status: status, reason: m[2], headers: headers, body: body, raw: raw)
   end
 
-  # True when the server closed the connection (EOF or reset) within timeout seconds.
+  # True when the server closed the connection (EOF or reset) within timeout seconds; false
+  # when it stayed silent that long, or sent more bytes.
   def closed_by_server?(sock, timeout: 5)
-    return true unless sock.wait_readable(timeout)
+    return false unless sock.wait_readable(timeout)
 
     sock.read_nonblock(1, exception: false).nil?
   rescue Errno::ECONNRESET
