@@ -109,6 +109,13 @@ class TestOpalFixes < Minitest::Test
     assert out.start_with?(%([[1, "a"], [3, "c"]]\n)), out
   end
 
+  # %z at offset zero is +0000, as MRI writes it (Opal wrote -0000: Rack::CommonLogger's
+  # lines on a UTC machine).
+  def test_strftime_zone_at_offset_zero
+    out = assert_same_on_opal_and_mri("fix_strftime_zone")
+    assert out.start_with?(%("+0000"\n"+00:00"\n"+00:00:00"\n"%z +0000 %+0000"\n)), out
+  end
+
   # "#{a}#{b}" with a part that holds bytes gives bytes (rack-session's cookie plaintext).
   def test_interpolation_keeps_bytes
     out = assert_same_on_opal_and_mri("fix_interpolation")
