@@ -35,10 +35,13 @@ module Up
         deliver_all(channel, message)
       end
 
+      # From the master's loop and from an engine's thread: the master's loop adds and removes
+      # handles meanwhile, so this walks a copy (a live list that shrinks under a walk skips
+      # the handle after the one removed); a handle reaped since has no link.
       def deliver_all(channel, message)
         frame = PubSub::LinkFrame.pack("D", channel, message)
         @lock.synchronize do
-          @handles.each { |h| queue(h, frame) if h.link }
+          @handles.dup.each { |h| queue(h, frame) if h.link }
         end
         true
       end
@@ -89,10 +92,11 @@ module Up
         @log.call("pub/sub link of worker #{handle.index} broke: #{e.message}")
       end
 
+      # The link closes under the lock: an engine's thread may be writing to it.
       def forget(handle)
         handle.link_interests.each { |channel, match| PubSub.cluster_interest(channel, match, false) }
         handle.link_interests.clear
-        handle.close_link
+        @lock.synchronize { handle.close_link }
       end
 
       def on_frame(handle, frame)
