@@ -68,6 +68,32 @@ class TestPubSubCluster < Minitest::Test
     subs&.each { |ws, _| ws.close_socket }
   end
 
+  # A worker that publishes and dies before the master read its link: what it wrote there is
+  # still the other workers' (its own subscribers are gone with it, not the messages it sent
+  # them). The master is stopped meanwhile, so that when it goes on it finds the worker dead
+  # with more on its link than one read takes, and reaps it in the same turn.
+  def test_what_a_dead_worker_published_still_reaches_the_others
+    server = start_up("-w", "2", "-t", "2", app: APP)
+    booted(server, 2)
+    (dying_ws, dying), (ws, pid) = one_per_worker(server.port, "/sub?c=last")
+    master_heard_of([[ws, pid]], "last")
+    count = 12 # 12 of 8 KiB: past one read of the master's (64 KiB), within the link's buffer
+    with_worker_stopped(server.pid) do
+      dying_ws.text("burst last #{count} 8192")
+      nil until dying_ws.read_message.payload == "sent" # after the other's "heard"
+      Process.kill(:KILL, dying)
+      wait_until { reapable?(dying) }
+    end
+    server.wait_for(/worker \d \(pid #{dying}\) exited/)
+    assert_equal Array.new(count) { |i| "m#{i}" }, Array.new(count) { ws.read_message.payload[/\Am\d+/] },
+                 "every message, in order"
+    ws.text("last:end")
+    assert_equal "end", ws.read_message.payload, "nothing more"
+  ensure
+    dying_ws&.close_socket
+    ws&.close_socket
+  end
+
   private
 
   # Returns once the master has counted the subscription of each of subs. A worker tells the
@@ -81,6 +107,11 @@ class TestPubSubCluster < Minitest::Test
     subs.each do |ws, pid|
       nil until ws.read_message.payload == "heard #{pid}"
     end
+  end
+
+  # Dead with all its threads (a zombie the master can reap), not only its first thread.
+  def reapable?(pid)
+    Dir.children("/proc/#{pid}/task").size == 1 && File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] == "Z"
   end
 
   def wait_until(timeout: 10)

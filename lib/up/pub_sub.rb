@@ -57,6 +57,12 @@ module Up
     @default = CLUSTER
     @servers = []
     @interest = Hash.new(0)
+    # Changes of interest not yet told, oldest first: [channel, match, on]. The MRI binding
+    # appends to it itself (ext/up/ruby/subscription.c), in the registry's order.
+    @interest_changes = []
+    # Held while changes are told: one thread at a time, in the list's order.
+    @interest_order = Monitor.new
+    @interest_telling = false
     @cluster_link = nil
     @inherited = 0
 
@@ -130,6 +136,8 @@ module Up
         @lock.synchronize do
           @inherited = @engines.size
           @interest = Hash.new(0)
+          @interest_changes.clear
+          @interest_telling = false
           @engines.each { |e| safely { e.after_fork_in_child } if e.respond_to?(:after_fork_in_child) }
         end
       end
@@ -157,15 +165,37 @@ module Up
         @lock.synchronize { @servers.dup }.each { |server| server.publish_local(channel, message) }
       end
 
-      # The binding's: the first subscription to (channel, match) in this process came (on), or
-      # the last went. A worker tells its master, which counts for the cluster and tells the
-      # master's engines, and counts for itself for the engines it attached.
+      # The binding of up_node and up (opal/up/node/subscription.rb): a server's first
+      # subscription to (channel, match) came (on), or its last went. On one JS thread, nothing
+      # runs between its registry change and this call.
       def interest(channel, match, on)
-        link = @cluster_link
-        return count_interest(channel, match, on, 0) unless link && !link.master?
+        @interest_changes << [channel, match, on]
+        interest_changed
+      end
 
-        link.interest(channel, match, on)
-        count_interest(channel, match, on, @inherited)
+      # Tells what @interest_changes holds, in its order, and returns once this thread's own
+      # change is told. The MRI binding appends there before it calls this, so between a
+      # registry change and its turn here any thread may run, and its change may be told by
+      # another thread, never out of order: a worker that ends a channel's last subscription
+      # while another thread makes a new first one tells its master "off" then "on", never the
+      # reverse (the master would then count no subscriber here, and its engines would leave
+      # the channel). Counts for this process over all its servers; when its first comes or its
+      # last goes, a worker tells its master, which counts for the cluster and tells the
+      # master's engines, and the engines this process attached itself hear of it.
+      #
+      # An engine told here may subscribe or unsubscribe in turn, on this thread: that change
+      # waits for the one being told, and is told after it by this same loop.
+      def interest_changed
+        @interest_order.synchronize do
+          next if @interest_telling
+
+          @interest_telling = true
+          begin
+            tell_interest(*@interest_changes.shift) until @interest_changes.empty?
+          ensure
+            @interest_telling = false
+          end
+        end
       end
 
       # The master's: interest over the whole cluster (or this process).
@@ -196,20 +226,34 @@ module Up
 
       private
 
+      def tell_interest(channel, match, on)
+        link = @cluster_link
+        worker = link && !link.master?
+        return unless count_interest(channel, match, on, worker ? @inherited : 0)
+
+        link.interest(channel, match, on) if worker
+      end
+
       # Counts interest in (channel, match) and tells the engines from the first'th on when it
-      # begins or ends.
+      # begins or ends. Returns true then.
       def count_interest(channel, match, on, first)
         key = [channel, match]
         @lock.synchronize do
           if on
             @interest[key] += 1
-            @engines.drop(first).each { |e| safely { e.subscribe(channel, match) } } if @interest[key] == 1
+            next false unless @interest[key] == 1
+
+            @engines.drop(first).each { |e| safely { e.subscribe(channel, match) } }
+            true
           elsif @interest.key?(key)
             @interest[key] -= 1
-            if @interest[key] <= 0
-              @interest.delete(key)
-              @engines.drop(first).each { |e| safely { e.unsubscribe(channel, match) } }
-            end
+            next false if @interest[key].positive?
+
+            @interest.delete(key)
+            @engines.drop(first).each { |e| safely { e.unsubscribe(channel, match) } }
+            true
+          else
+            false
           end
         end
       end

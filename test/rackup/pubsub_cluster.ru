@@ -2,8 +2,10 @@
 
 # Pub/sub across a cluster's workers, for test/test_pubsub_cluster.rb. A WebSocket to
 # /sub?c=CHANNEL subscribes (its first message says which worker took it: "pid PID"); a
-# message "channel:text" publishes text to channel. An engine given by UP_TEST_ENGINE_LOG is
-# attached and writes each subscribe/unsubscribe it hears of to that file, one line each.
+# message "channel:text" publishes text to channel; "burst CHANNEL N SIZE" publishes N
+# messages of SIZE bytes ("m0 xxx...", "m1 xxx...") and answers "sent". An engine given by
+# UP_TEST_ENGINE_LOG is attached and writes each subscribe/unsubscribe it hears of to that
+# file, one line each.
 require "uri"
 
 # Records what an attached engine is told, in the master (workers fork with it attached).
@@ -36,6 +38,11 @@ class ClusterHandler
   end
 
   def on_message(client, data)
+    if (burst = data.match(/\Aburst (\S+) (\d+) (\d+)\z/))
+      channel, count, size = burst.captures
+      Integer(count).times { |i| client.publish(channel, "m#{i} ".ljust(Integer(size), "x")) }
+      return client.write("sent")
+    end
     channel, text = data.split(":", 2)
     client.publish(channel, text)
   end

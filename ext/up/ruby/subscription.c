@@ -14,7 +14,7 @@
 #include "client.h"
 
 static VALUE cSubscription, mPubSub, sym_glob, sym_binary, sym_text;
-static ID id_call, id_interest, id_match, id_as;
+static ID id_call, id_interest_changes, id_interest_changed, id_match, id_as;
 
 /* ---------------------------------------------------------------- Up::Subscription */
 
@@ -131,10 +131,28 @@ void up_rb_sub_run(up_rb_client_t *c, event_t *ev)
 
 /* ---------------------------------------------------------------- subscribing */
 
-/* First subscriber in, last out, in this process: the engines hear of it (lib/up/pub_sub.rb). */
-static void interest(VALUE channel, int is_pattern, int on)
+/* This server's first subscription to (channel, is_pattern) came (on), or its last went: the
+ * engines and the cluster's master hear of it (lib/up/pub_sub.rb), in two steps.
+ *
+ * note_interest runs right after the registry call, with the GVL held since, and before
+ * anything that could run Ruby or check interrupts (a Hash keyed by an Array calls Array#hash,
+ * after which MRI may switch threads): it appends the change to Up::PubSub's
+ * @interest_changes in C, so that list's order is the registry's (the GVL orders every app
+ * thread's registry calls). tell_interest then runs Ruby (interest_changed), where another
+ * thread may run first: whichever thread tells the list tells it in order, so two threads
+ * that end and make a channel's interest at once cannot reach the master in the opposite
+ * order. */
+static void note_interest(VALUE channel, int is_pattern, int on)
 {
-    rb_funcall(mPubSub, id_interest, 3, channel, is_pattern ? sym_glob : Qnil, on ? Qtrue : Qfalse);
+    VALUE changes = rb_ivar_get(mPubSub, id_interest_changes);
+    if (RB_TYPE_P(changes, T_ARRAY)) /* else lib/up/pub_sub.rb is not loaded: tell_interest raises */
+        rb_ary_push(changes, rb_ary_new_from_args(3, channel, is_pattern ? sym_glob : Qnil,
+                                                  on ? Qtrue : Qfalse));
+}
+
+static void tell_interest(void)
+{
+    rb_funcall(mPubSub, id_interest_changed, 0);
 }
 
 static VALUE sub_key(VALUE channel, int is_pattern)
@@ -155,11 +173,13 @@ static void end_sub(up_rb_server_t *srv, up_rb_sub_t *sub)
     int last = 0;
     up_pubsub_any_unsubscribe(srv->pubsub, c->conn, RSTRING_PTR(sub->channel),
                               (size_t)RSTRING_LEN(sub->channel), sub->is_pattern, sub, &last);
+    if (last)
+        note_interest(sub->channel, sub->is_pattern, 0);
     sub->active = 0;
     if (!NIL_P(c->subscriptions))
         rb_hash_delete(c->subscriptions, sub_key(sub->channel, sub->is_pattern));
     if (last)
-        interest(sub->channel, sub->is_pattern, 0);
+        tell_interest();
 }
 
 /* Subscribes client c (conn NULL for the server's own) and keeps the subscription. */
@@ -176,6 +196,8 @@ static VALUE subscribe(up_rb_client_t *c, VALUE channel, int is_pattern,
                                 (size_t)RSTRING_LEN(channel), is_pattern, delivery, sub,
                                 &replaced, &first) != 0)
         return Qnil;
+    if (first)
+        note_interest(channel, is_pattern, 1);
     sub->active = 1;
     if (replaced != NULL)
         ((up_rb_sub_t *)replaced)->active = 0;
@@ -183,7 +205,7 @@ static VALUE subscribe(up_rb_client_t *c, VALUE channel, int is_pattern,
         c->subscriptions = rb_hash_new();
     rb_hash_aset(c->subscriptions, sub_key(channel, is_pattern), self);
     if (first)
-        interest(channel, is_pattern, 1);
+        tell_interest();
     return self;
 }
 
@@ -327,7 +349,8 @@ void up_rb_init_subscription(VALUE mUp, VALUE cClient)
     sym_text = ID2SYM(rb_intern("text"));
     sym_binary = ID2SYM(rb_intern("binary"));
     id_call = rb_intern("call");
-    id_interest = rb_intern("interest");
+    id_interest_changes = rb_intern("@interest_changes");
+    id_interest_changed = rb_intern("interest_changed");
     id_match = rb_intern("match");
     id_as = rb_intern("as");
 }

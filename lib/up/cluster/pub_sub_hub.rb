@@ -35,10 +35,13 @@ module Up
         deliver_all(channel, message)
       end
 
+      # From the master's loop and from an engine's thread: the master's loop adds and removes
+      # handles meanwhile, so this walks a copy (a live list that shrinks under a walk skips
+      # the handle after the one removed); a handle reaped since has no link.
       def deliver_all(channel, message)
         frame = PubSub::LinkFrame.pack("D", channel, message)
         @lock.synchronize do
-          @handles.each { |h| queue(h, frame) if h.link }
+          @handles.dup.each { |h| queue(h, frame) if h.link }
         end
         true
       end
@@ -47,12 +50,12 @@ module Up
       def read(handle)
         data = handle.link.read_nonblock(65_536, exception: false)
         return if data == :wait_readable
-        return worker_gone(handle) if data.nil?
+        return forget(handle) if data.nil?
 
         handle.link_frames.feed(data) { |frame| on_frame(handle, frame) }
       rescue ArgumentError, SystemCallError, IOError => e
         @log.call("pub/sub link of worker #{handle.index} broke: #{e.message}")
-        worker_gone(handle)
+        forget(handle)
       end
 
       # The master's loop found handle's link writable (it had output waiting).
@@ -60,14 +63,41 @@ module Up
         @lock.synchronize { write_some(handle) }
       end
 
-      # A worker that exits takes its subscriptions with it.
+      # The master reaped handle's worker (or its link ended). What the worker wrote before it
+      # died is still read: its publishes are for the other workers and the engines, and the
+      # master's loop may not have read them yet (a worker that publishes, then exits between
+      # the loop's wait and its reap). Then its subscriptions go with it: the first-in/last-out
+      # counts drop what it held, and whatever still waits to be written to it (messages for its
+      # own subscribers, gone with it) is let go, not counted as dropped.
       def worker_gone(handle)
-        handle.link_interests.each { |channel, match| PubSub.cluster_interest(channel, match, false) }
-        handle.link_interests.clear
-        handle.close_link
+        last_words(handle)
+        forget(handle)
       end
 
       private
+
+      # Reads what is left on a gone worker's link, at most MAX_BUFFER bytes (its end may live
+      # on in a process it forked, which could write on). Its publishes go out; its changes of
+      # interest are skipped, as worker_gone ends all it held.
+      def last_words(handle)
+        taken = 0
+        while handle.link && taken < MAX_BUFFER
+          data = handle.link.read_nonblock(65_536, exception: false)
+          break if data == :wait_readable || data.nil?
+
+          taken += data.bytesize
+          handle.link_frames.feed(data) { |frame| on_frame(handle, frame) unless frame.type == "I" }
+        end
+      rescue ArgumentError, SystemCallError, IOError => e
+        @log.call("pub/sub link of worker #{handle.index} broke: #{e.message}")
+      end
+
+      # The link closes under the lock: an engine's thread may be writing to it.
+      def forget(handle)
+        handle.link_interests.each { |channel, match| PubSub.cluster_interest(channel, match, false) }
+        handle.link_interests.clear
+        @lock.synchronize { handle.close_link }
+      end
 
       def on_frame(handle, frame)
         channel = text(frame.a)
