@@ -11,10 +11,8 @@
 # test_example_chat.rb.
 require_relative "helper"
 require_relative "support/browser"
-require_relative "support/cli_process"
+require_relative "support/runtime_process"
 require_relative "support/stopped_worker"
-require_relative "support/up_node_process"
-require_relative "conformance/runtimes"
 
 class TestBrowserChat < Minitest::Test
   include HTTPClient
@@ -34,13 +32,10 @@ class TestBrowserChat < Minitest::Test
   end
 
   # Starts the chat on runtime with -w 2 and waits for both workers (up_ruby logs
-  # "worker 0 booted (pid P)", up_node and up "worker 0 (pid P) booted"). The Opal build goes
-  # to the up_node tests' cache (up_node and up build the same bundle).
+  # "worker 0 booted (pid P)", up_node and up "worker 0 (pid P) booted").
   def serve(runtime)
     @runtime = runtime
-    exe = File.join(CLIProcess::ROOT, Conformance::RUNTIMES.fetch(runtime))
-    @server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "2", APP, command: [RbConfig.ruby, exe],
-                             env: { "XDG_CACHE_HOME" => UpNodeProcess::CACHE }, wait: false) # teardown stops it
+    @server = RuntimeProcess.spawn(runtime, APP, "-w", "2") # teardown stops it
     @port = @server.wait_for(%r{listening on http://127\.0\.0\.1:(\d+)}, timeout: 45)[1].to_i
     @workers = Array.new(2) do |i|
       @server.wait_for(/worker #{i} (?:booted \(pid (\d+)\)|\(pid (\d+)\) booted)/).captures.compact.first.to_i

@@ -11,10 +11,8 @@ require "json"
 require "rack"
 require "rack/lint"
 require_relative "helper"
-require_relative "support/cli_process"
-require_relative "support/up_node_process"
+require_relative "support/runtime_process"
 require_relative "support/ws_client"
-require_relative "conformance/runtimes"
 
 class TestExampleChat < Minitest::Test
   include UpTestHelpers
@@ -52,12 +50,9 @@ class TestExampleChat < Minitest::Test
     @worker = Process.pid
   end
 
-  # As a user starts it, with one worker: a single process, the one the hello names. up_node
-  # and up share the up_node tests' Opal build cache.
+  # As a user starts it, with one worker: a single process, the one the hello names.
   def serve_on(runtime)
-    exe = File.join(CLIProcess::ROOT, Conformance::RUNTIMES.fetch(runtime))
-    @server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", APP, command: [RbConfig.ruby, exe],
-                             env: { "XDG_CACHE_HOME" => UpNodeProcess::CACHE }, wait: false)
+    @server = RuntimeProcess.spawn(runtime, APP, "-w", "1")
     (@servers ||= []) << @server
     @port = @server.wait_listening(timeout: 45)
     @worker = @server.pid

@@ -3,16 +3,13 @@
 # Each example on each runtime it claims, started as the README's examples table says (the
 # same command, another runtime name; one worker, a free loopback port), then asked over real
 # sockets: one test per example and runtime, with the same assertions on every runtime. One
-# server serves all of a test's requests. The Opal builds go to one cache for up_node and up
-# (they are the same bundle), the one the up_node tests use, so each app compiles once a run.
+# server serves all of a test's requests; each app compiles once a run (RuntimeProcess).
 #
 # The README's table lists these runtimes per example (a test keeps the two equal); the chat
 # runs in a browser, on two workers, in test_browser_chat.rb; the MRI-only examples
 # (streaming, json_api, rails) have their own tests.
 require_relative "helper"
-require_relative "support/cli_process"
-require_relative "support/up_node_process"
-require_relative "conformance/runtimes"
+require_relative "support/runtime_process"
 require "json"
 
 class TestExamplesOnRuntimes < Minitest::Test
@@ -36,9 +33,7 @@ class TestExamplesOnRuntimes < Minitest::Test
   # Starts example on runtime as a user does, with `-w 1`; @port is its port. Stopped in
   # teardown (UpTestHelpers stops @servers).
   def serve(runtime, example)
-    server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "examples/#{example}/config.ru",
-                            command: [RbConfig.ruby, File.join(CLIProcess::ROOT, Conformance::RUNTIMES.fetch(runtime))],
-                            env: { "XDG_CACHE_HOME" => UpNodeProcess::CACHE }, wait: false)
+    server = RuntimeProcess.spawn(runtime, "examples/#{example}/config.ru", "-w", "1")
     (@servers ||= []) << server
     @port = server.wait_listening(timeout: 75)
   end
