@@ -1,18 +1,21 @@
 # frozen_string_literal: true
 
-# examples/chat in a real browser, as its README line runs it (exe/up_ruby -w 2): headless
-# Chromium (test/support/browser.rb) opens the page twice, the two WebSockets held by
+# examples/chat in a real browser, as its README line runs it (exe/up_ruby -w 2), and the same
+# command on the other runtimes (exe/up_node, exe/up): one test per runtime, the same steps.
+# Headless Chromium (test/support/browser.rb) opens the page twice, the two WebSockets held by
 # different workers; each page joins and says a line by typing and pressing Enter or clicking
-# Send, and each shows the other's join, line and leave, read back from its DOM. A name and a
-# line written in HTML stay text: no element, no script. Neither page logs an error (a
-# Content-Security-Policy violation would be one). The server side alone:
+# Send, and each shows the other's join, line and leave, read back from its DOM: a line
+# published on one worker reaches the member on the other. A name and a line written in HTML
+# stay text: no element, no script. The page comes with the app's Content-Security-Policy,
+# and neither page logs an error (a violation of it would be one). The server side alone:
 # test_example_chat.rb.
 require_relative "helper"
 require_relative "support/browser"
-require_relative "support/cli_process"
+require_relative "support/runtime_process"
 require_relative "support/stopped_worker"
 
 class TestBrowserChat < Minitest::Test
+  include HTTPClient
   include StoppedWorker
 
   APP = "examples/chat/config.ru"
@@ -20,25 +23,44 @@ class TestBrowserChat < Minitest::Test
   LOG = "[...document.querySelectorAll('#log li')].map((li) => li.textContent)"
   BOB = "<b>Bob</b>"
   XSS = %(<img src=x onerror="document.title='pwned'">)
+  # Pages opened at most to get one whose WebSocket up_node's primary gives the other worker.
+  TRIES = 10
 
+  # A cold Opal build of the chat on a busy machine, then the browser.
   def time_limit_seconds
-    30
+    60
   end
 
-  def setup
-    @server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "2", APP, wait: false) # teardown stops it
-    port = @server.wait_for(%r{listening on http://127\.0\.0\.1:(\d+)})[1]
-    @workers = Array.new(2) { |i| @server.wait_for(/worker #{i} booted \(pid (\d+)\)/)[1].to_i }
-    @url = "http://127.0.0.1:#{port}/"
+  # Starts the chat on runtime with -w 2 and waits for both workers (up_ruby logs
+  # "worker 0 booted (pid P)", up_node and up "worker 0 (pid P) booted").
+  def serve(runtime)
+    @runtime = runtime
+    @server = RuntimeProcess.spawn(runtime, APP, "-w", "2") # teardown stops it
+    @port = @server.wait_for(%r{listening on http://127\.0\.0\.1:(\d+)}, timeout: 45)[1].to_i
+    @workers = Array.new(2) do |i|
+      @server.wait_for(/worker #{i} (?:booted \(pid (\d+)\)|\(pid (\d+)\) booted)/).captures.compact.first.to_i
+    end
+    @url = "http://127.0.0.1:#{@port}/"
     @browser = Browser.open
   end
 
   def teardown
+    close_sockets
     @browser&.close
     @server&.stop
   end
 
-  def test_pages_on_two_workers_see_each_others_joins_lines_and_leaves
+  Conformance::RUNTIMES.each_key do |runtime|
+    define_method("test_pages_on_two_workers_see_each_others_joins_lines_and_leaves_on_#{runtime}") do
+      serve(runtime)
+      assert_match(/\Adefault-src 'self';/, get("/")["content-security-policy"], "the app's page, with its policy")
+      pages_on_two_workers_see_each_others_joins_lines_and_leaves
+    end
+  end
+
+  private
+
+  def pages_on_two_workers_see_each_others_joins_lines_and_leaves
     ada = @browser.open_page(@url)
     ada_worker = worker(ada)
     bob = page_on_another_worker(ada_worker)
@@ -75,8 +97,6 @@ class TestBrowserChat < Minitest::Test
     assert_empty ada.errors
   end
 
-  private
-
   # The pid of the worker that holds page's WebSocket, once the server said it.
   def worker(page)
     page.wait_until("document.body.dataset.worker").to_i
@@ -94,11 +114,21 @@ class TestBrowserChat < Minitest::Test
     page.wait_until("document.getElementById('say').checkVisibility()")
   end
 
-  # A page whose WebSocket another worker than busy holds: busy is stopped while the page
-  # loads and connects (see StoppedWorker), and goes on once the page said which worker it
-  # got. (Opening pages until one lands elsewhere would not do: an idle cluster gives them all
-  # to one worker.)
+  # A page whose WebSocket another worker than busy holds. The engine's workers (up_ruby, up)
+  # share the listening socket, and an idle cluster gives every connection to the same one:
+  # busy is stopped while the page loads and connects (see StoppedWorker), and goes on once
+  # the page said which worker it got. up_node's primary deals connections to its workers
+  # in turn, and would hand one to a stopped worker all the same: there pages are opened
+  # until one lands on the other worker, the others closed.
   def page_on_another_worker(busy)
-    with_worker_stopped(busy) { @browser.open_page(@url).tap { |page| worker(page) } }
+    return with_worker_stopped(busy) { @browser.open_page(@url).tap { |page| worker(page) } } unless @runtime == "up_node"
+
+    TRIES.times do
+      page = @browser.open_page(@url)
+      return page unless worker(page) == busy
+
+      page.close
+    end
+    flunk "#{TRIES} pages, all on worker #{busy}"
   end
 end

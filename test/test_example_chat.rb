@@ -1,22 +1,40 @@
 # frozen_string_literal: true
 
-# examples/chat's server side, under Rack::Lint, in one process, with the raw WebSocket client:
-# its files and their headers, the WebSocket refused to plain requests and to another site's
-# page (RFC 6455 §10.2), and the room's protocol (a name first, then lines of chat; names and
-# lines checked; join, say and leave reach every member as JSON; a stop says bye). The page in
-# a browser, on two workers: test_browser_chat.rb.
+# examples/chat's server side with the raw WebSocket client: its files and their headers, the
+# WebSocket refused to plain requests and to another site's page (RFC 6455 §10.2), and the
+# room's protocol (a name first, then lines of chat; names and lines checked; join, say and
+# leave reach every member as JSON; a stop says bye). Each test runs in one process under
+# Rack::Lint (its name ends in _under_lint), and on each runtime as the README starts it, with
+# one worker (_on_up_ruby, _on_up_node, _on_up): the same assertions. The page in a browser,
+# on two workers: test_browser_chat.rb.
 require "json"
 require "rack"
 require "rack/lint"
 require_relative "helper"
+require_relative "support/runtime_process"
 require_relative "support/ws_client"
 
 class TestExampleChat < Minitest::Test
   include UpTestHelpers
 
+  APP = "examples/chat/config.ru"
+
+  # Defines test_NAME_under_lint and test_NAME_on_RUNTIME for each runtime, running the block
+  # against a chat served that way.
+  def self.on_each_runtime(name, &block)
+    define_method("test_#{name}_under_lint") do
+      serve_under_lint
+      instance_exec(&block)
+    end
+    Conformance::RUNTIMES.each_key do |runtime|
+      define_method("test_#{name}_on_#{runtime}") do
+        serve_on(runtime)
+        instance_exec(&block)
+      end
+    end
+  end
+
   def setup
-    app = Rack::Builder.parse_file(File.expand_path("../examples/chat/config.ru", __dir__))
-    @server = start_server(Rack::Lint.new(app), threads: 2)
     @members = []
   end
 
@@ -25,11 +43,26 @@ class TestExampleChat < Minitest::Test
     super
   end
 
+  # In this process under Rack::Lint: the hello names this process.
+  def serve_under_lint
+    app = Rack::Builder.parse_file(File.expand_path("../#{APP}", __dir__))
+    @server = start_server(Rack::Lint.new(app), threads: 2)
+    @worker = Process.pid
+  end
+
+  # As a user starts it, with one worker: a single process, the one the hello names.
+  def serve_on(runtime)
+    @server = RuntimeProcess.spawn(runtime, APP, "-w", "1")
+    (@servers ||= []) << @server
+    @port = @server.wait_listening(timeout: 45)
+    @worker = @server.pid
+  end
+
   # A member's socket, past the server's hello.
   def member(headers: {})
     ws = WSClient.open(@port, path: "/chat", headers: headers)
     @members << ws
-    assert_equal({ "type" => "hello", "worker" => Process.pid }, receive(ws))
+    assert_equal({ "type" => "hello", "worker" => @worker }, receive(ws))
     ws
   end
 
@@ -50,7 +83,7 @@ class TestExampleChat < Minitest::Test
     JSON.parse(frame.payload)
   end
 
-  def test_serves_the_page_and_its_files_with_a_strict_policy
+  on_each_runtime("serves_the_page_and_its_files_with_a_strict_policy") do
     {
       "/" => "text/html; charset=utf-8", "/chat.js" => "text/javascript; charset=utf-8",
       "/chat.css" => "text/css; charset=utf-8", "/favicon.svg" => "image/svg+xml"
@@ -66,7 +99,7 @@ class TestExampleChat < Minitest::Test
     assert_equal [405, "GET, HEAD"], [res.status, res["allow"]]
   end
 
-  def test_the_websocket_is_refused_to_plain_requests_and_other_sites
+  on_each_runtime("the_websocket_is_refused_to_plain_requests_and_other_sites") do
     assert_equal 400, get("/chat").status
     sock = connect
     sock.write("GET /chat HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" \
@@ -76,7 +109,7 @@ class TestExampleChat < Minitest::Test
     member(headers: { "Origin" => "http://localhost" })
   end
 
-  def test_members_hear_joins_lines_and_leaves_in_order
+  on_each_runtime("members_hear_joins_lines_and_leaves_in_order") do
     ada = joined("Ada")
     bob = joined("Bob")
     assert_equal({ "type" => "join", "name" => "Bob" }, receive(ada))
@@ -89,16 +122,16 @@ class TestExampleChat < Minitest::Test
     assert_equal({ "type" => "leave", "name" => "Bob" }, receive(ada))
   end
 
-  def test_names_and_lines_are_checked
+  on_each_runtime("names_and_lines_are_checked") do
     ws = member
-    ["", " ", "x" * 33, "tab\tname"].each do |name|
+    ["", " ", "x" * 33, "tab\tname", "del\u007F", "nel\u0085"].each do |name|
       ws.text(name)
       assert_equal "refused", receive(ws)["type"], name.inspect
     end
     ws.binary("Ada".b)
     assert_equal "refused", receive(ws)["type"], "a name is text"
-    ws.text("é" * 32)
-    assert_equal %w[join welcome], Array.new(2) { receive(ws)["type"] }.sort, "32 characters, not bytes"
+    ws.text("#{"é" * 29} :]")
+    assert_equal %w[join welcome], Array.new(2) { receive(ws)["type"] }.sort, "32 characters, not bytes, none a control"
     ["   ", "x" * 501].each do |line|
       ws.text(line)
       assert_equal({ "type" => "refused", "text" => "A message is 1 to 500 characters." }, receive(ws))
@@ -107,7 +140,7 @@ class TestExampleChat < Minitest::Test
     assert_equal "x" * 500, receive(ws)["text"]
   end
 
-  def test_members_hear_bye_when_the_server_stops
+  on_each_runtime("members_hear_bye_when_the_server_stops") do
     ws = joined("Ada")
     stopping = Thread.new { @server.stop }
     assert_equal({ "type" => "bye", "text" => "The server is stopping." }, receive(ws))

@@ -15,6 +15,10 @@ class ChatMember
   ROOM = "chat:room"
   MAX_NAME = 32
   MAX_TEXT = 500
+  # Unicode's control characters (Cc), which [[:cntrl:]] means on MRI; spelled out because
+  # Opal hands a regexp to JavaScript, which has no POSIX bracket classes and reads that one
+  # as "one of [:cntrl, then ]" (so "Ada :]" was refused and a tab let through).
+  CONTROL = /[\u0000-\u001F\u007F-\u009F]/
 
   def on_open(client)
     client.write(JSON.generate(type: "hello", worker: Process.pid))
@@ -36,7 +40,7 @@ class ChatMember
   private
 
   def join(client, name)
-    unless name.length.between?(1, MAX_NAME) && !name.match?(/[[:cntrl:]]/)
+    unless name.length.between?(1, MAX_NAME) && !name.match?(CONTROL)
       return refuse(client, "A name is 1 to #{MAX_NAME} printable characters.")
     end
 

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
-# A chat room on WebSockets and pub/sub, in plain Rack, served by every worker of a cluster:
+# A chat room on WebSockets and pub/sub, in plain Rack, served by every worker of a cluster,
+# on any of the three runtimes (the same command, another name: up_ruby, up_node, up):
 #
 #   bundle exec exe/up_ruby -w 2 examples/chat/config.ru
 #
@@ -8,8 +9,10 @@
 # Each page says which worker holds its WebSocket; members on different workers hear each
 # other because a publish reaches every worker (chat_member.rb).
 #
-# GET / is the page, /chat.js, /chat.css and /favicon.svg its script, style and icon (public/:
-# no build step, nothing from elsewhere); /chat is the WebSocket.
+# GET / is the page, /chat.js, /chat.css and /favicon.svg its script, style and icon (page/:
+# no build step, nothing from elsewhere); /chat is the WebSocket. The app serves them itself,
+# with the headers below: a public/ directory here would be served by the server before the
+# app, without them (README, Static files).
 require_relative "chat_member"
 
 files = {
@@ -17,7 +20,7 @@ files = {
   "/chat.js" => ["chat.js", "text/javascript; charset=utf-8"],
   "/chat.css" => ["chat.css", "text/css; charset=utf-8"],
   "/favicon.svg" => ["favicon.svg", "image/svg+xml"]
-}.to_h { |path, (name, type)| [path, [File.read(File.join(__dir__, "public", name)).freeze, type]] }
+}.to_h { |path, (name, type)| [path, [File.read(File.join(__dir__, "page", name)).freeze, type]] }
 
 # The page loads only its own files and talks only to its own origin (in CSP 3, 'self'
 # covers ws: to the same host): even a rendering bug could not run a script from a message.

@@ -58,6 +58,7 @@ module Up
         return if corelib? || @options[:up_bootstrap]
 
         @sexp = self.class.rewriters.reduce(@sexp) { |sexp, rewriter| rewriter.new.process(sexp) }
+        @sexp = Rewriters::FileDir.new(File.dirname(@abs_path)).process(@sexp) if @abs_path
         autoloads.concat(OptionalRequires.new(file).find(@sexp))
         @string_eval = evaluates_string?(@sexp)
       end

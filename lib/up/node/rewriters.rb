@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "rewriters/file_dir"
 require_relative "rewriters/interpolation"
 require_relative "rewriters/ivar_names"
 require_relative "rewriters/loop_next"

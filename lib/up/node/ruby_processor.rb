@@ -9,16 +9,18 @@ module Up
     # puts it ahead of Opal's own, without registering it for everyone: a plain Opal build in
     # the same process is not changed.
     #
-    # Opal caches a compiled file under a key made of the processor, the file and the
-    # options; the key here also names the version of our compiler's rewriting, so that a
-    # file compiled before a change to it is compiled again.
+    # Opal caches a compiled file under a key made of the processor, the file's name on its
+    # load path, its source and the options; the key here also names the version of our
+    # compiler's rewriting, so that a file compiled before a change to it is compiled again,
+    # and the file's absolute path, which its `__dir__` compiles to (Rewriters::FileDir): the
+    # same config.ru in two directories is two files.
     class RubyProcessor < Opal::BuilderProcessors::RubyProcessor
       def self.match_regexp
         Opal::BuilderProcessors::RubyProcessor.match_regexp
       end
 
       def cache_key
-        [*super, Compiler.digest]
+        [*super, Compiler.digest, @abs_path]
       end
 
       def compiler_for(source, options = {})
