@@ -55,7 +55,10 @@ class EnvBuilder {
     env.set('rack.multithread', false); // one JS thread runs every app call
     env.set('rack.multiprocess', this.multiprocess);
     env.set('rack.run_once', false);
-    env.set('rack.hijack?', false);
+    // Full and partial hijack (exchange.js, hijack.js), but over TLS: the engine's session
+    // cannot go with the socket (as on up_ruby).
+    env.set('rack.hijack?', !exchange.secure);
+    if (!exchange.secure) env.set('rack.hijack', exchange.hijackProc(env));
     // What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
     // which the engine sends from the file (exchange.js, ext/up/node/sendfile.c).
     env.set('sendfile.type', 'x-sendfile');

@@ -111,6 +111,9 @@ class Exchange {
     this.headSent = false;
     this.done = false;
     this.finished = null;
+    // The app took the socket (rack.hijack): the engine's response calls are over for it.
+    this.hijacked = false;
+    this.hijackedIO = null;
   }
 
   // The request line's method and target, for log lines.
@@ -135,6 +138,8 @@ class Exchange {
   sendCommon(status, hash, body, env) {
     if (typeof status !== 'number' || status % 1 !== 0 || status < 100 || status > 999) return false;
     if (hash == null || hash.$$is_hash !== true || !plainArray(body)) return false;
+    // A partial hijack: the Responder's.
+    if (hash.has('rack.hijack')) return false;
     // An app that took the upgrade: Up::Node::Upgrader's.
     if (this.upgrade !== null && env.has('rack.upgrade')) return false;
     const finished = env.get('rack.response_finished');
@@ -173,18 +178,20 @@ class Exchange {
   }
 
   sendHead() {
-    if (this.headSent) return;
+    if (this.headSent || this.hijacked) return;
     this.headSent = true;
     const error = this.addon.head(this.token, this.status, this.headers || []);
     if (error !== undefined) refused(error);
   }
 
   write(part) {
+    if (this.hijacked) return;
     this.sendHead();
     this.addon.write(this.token, plain(part), isUtf8(part));
   }
 
   end() {
+    if (this.hijacked) return;
     this.sendHead();
     this.addon.finish(this.token);
     this.over();
@@ -226,6 +233,56 @@ class Exchange {
       if (error !== undefined) throw Opal.ArgumentError.$new(`rack.early_hints: ${error}`);
       return Opal.nil;
     });
+  }
+
+  // rack.hijack: a Ruby lambda whose call is a full hijack (fullHijack). Over TLS there is
+  // none (env.js): the engine's TLS session cannot go with the socket.
+  hijackProc(env) {
+    return globalThis.Opal.lambda(() => this.fullHijack(env));
+  }
+
+  // The socket as an Up::Node::HijackedIO, before any response: the server writes nothing for
+  // this request, and the app's response is ignored (Up::Node::Handler). The same IO again on
+  // a second call; env's rack.hijack_io too, for Rack 2 apps. IOError once a response began or
+  // the request is over, or when the client is gone.
+  fullHijack(env) {
+    const Opal = globalThis.Opal;
+    if (this.hijackedIO !== null) return this.hijackedIO;
+    if (this.done) throw Opal.IOError.$new('rack.hijack called after the request was over');
+    if (this.headSent) throw Opal.IOError.$new('rack.hijack called after the response began');
+    const socket = this.takeSocket(null, null);
+    if (socket === null) throw Opal.IOError.$new('the client closed the connection');
+    this.hijackedIO = Opal.Up.Node.HijackedIO.$new(socket);
+    env.set('rack.hijack_io', this.hijackedIO);
+    return this.hijackedIO;
+  }
+
+  // A partial hijack (a callable under the rack.hijack response header, or a 101 with a
+  // callable body): the head of status and hash (a Hash without rack.hijack) goes out
+  // unframed, then the socket comes to the HijackedSocket returned; null when the client is
+  // gone. Throws, having sent nothing, for a head the engine refuses.
+  partialHijack(status, hash) {
+    const fields = flatten(hash);
+    return this.takeSocket(status, fields);
+  }
+
+  takeSocket(status, fields) {
+    // Required here, not above: hijack.js takes plain and isUtf8 from this file.
+    const { HijackedSocket } = require('./hijack');
+    const socket = new HijackedSocket();
+    const answer = this.addon.hijack(this.token, status, fields, (fd, unread) => {
+      if (this.finished !== null) this.finished();
+      socket.attach(fd, unread);
+    });
+    if (typeof answer === 'string') refused(answer);
+    this.hijacked = true;
+    if (answer === false) {
+      this.addon.fail(this.token);
+      this.over();
+      return null;
+    }
+    this.done = true;
+    return socket;
   }
 
   // The app failed: a 500 if nothing was sent yet, else the connection closes after what

@@ -84,6 +84,8 @@ static void free_server(napi_env env, void *data, void *hint)
         up_loop_free(srv->loop);
     if (srv->upgrades != NULL)
         up_node_upgrades_free(srv->upgrades);
+    if (srv->hijacks != NULL)
+        up_node_hijacks_free(srv->hijacks);
     if (srv->on_request != NULL)
         napi_delete_reference(env, srv->on_request);
     if (srv->on_log != NULL)
@@ -251,6 +253,7 @@ static napi_value init(napi_env env, napi_value exports)
     if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok ||
         up_node_define_exchange(env, exports) != napi_ok ||
         up_node_define_sendfile(env, exports) != napi_ok ||
+        up_node_define_hijack(env, exports) != napi_ok ||
         up_node_define_upgrades(env, exports) != napi_ok)
         return NULL;
     return exports;

@@ -19,6 +19,7 @@
 #include "tls.h"
 
 typedef struct up_node_upgrades_t up_node_upgrades_t;
+typedef struct up_node_hijacks_t up_node_hijacks_t;
 
 /* The meta array (an Int32Array JavaScript reads each request's layout from): fixed fields,
  * then two (offset, length) pairs per header field. Offsets are into the head string; -1 for a
@@ -71,6 +72,8 @@ typedef struct up_node_server_t {
     up_static_t *static_files; /* the engine's static file handler (static.c), NULL for none */
     up_node_upgrades_t *upgrades; /* WebSockets, event streams, pub/sub (upgrades.h); NULL
                                    * until JavaScript sets them up */
+    up_node_hijacks_t *hijacks; /* sockets asked for and not handed over yet (hijack.c); NULL
+                                 * before the first hijack */
 } up_node_server_t;
 
 /* addon.c: the server of this Node environment (its instance data), NULL before createServer. */
@@ -90,6 +93,15 @@ void up_node_log(up_node_server_t *srv, const char *line);
  * (sendfile.c; websocket.c, where an upgrade ends the exchange). */
 up_node_slot_t *up_node_exchange_slot(napi_env env, up_node_server_t *srv, napi_value token);
 void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot);
+/* Stages a response's status line and the header fields of the flat [name, value, ...] Array
+ * (hijack.c's partial hijack). Returns NULL, or what is wrong (roll the response back then). */
+const char *up_node_exchange_start(napi_env env, up_node_server_t *srv, up_node_slot_t *slot,
+                                   napi_value status, napi_value fields);
+
+/* hijack.c: hijack, the call that asks for a lent exchange's socket (rack.hijack); and the
+ * end of the environment, after the server is freed. */
+napi_status up_node_define_hijack(napi_env env, napi_value exports);
+void up_node_hijacks_free(up_node_hijacks_t *h);
 
 /* static.c: the static file handler from options.static_files (Up::StaticFiles#to_h as JSON).
  * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set

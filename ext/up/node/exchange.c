@@ -453,3 +453,9 @@ void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot)
 {
     finish_slot(srv, slot);
 }
+
+const char *up_node_exchange_start(napi_env env, up_node_server_t *srv, up_node_slot_t *slot,
+                                   napi_value status, napi_value fields)
+{
+    return start_response(env, srv, slot->conn, status, fields);
+}

@@ -24,12 +24,14 @@ module Up
       def serve(exchange)
         env = `#{@env}.build(#{exchange})`
         status, headers, body = direct_lambda? ? `#{@app}(#{env})` : @app.call(env)
+        # A full hijack (rack.hijack on `up`): the socket is the app's, its response ignored.
+        return close_ignored(body) if `#{exchange}.hijacked === true`
         # Most responses: [Integer, Hash, Array of Strings], checked and sent by JS at once.
         return if `#{exchange}.sendCommon(#{status}, #{headers}, #{body}, #{env})`
         # A request that may become a WebSocket or an event stream, and an app that took it.
         return if `#{exchange}.upgrade !== null` && Upgrader.new(exchange, env, @log).accept(status, headers, body)
 
-        Responder.new(exchange, env).respond(status, headers, body)
+        Responder.new(exchange, env, ->(error) { report(error, env) }).respond(status, headers, body)
       rescue ::Exception => e # JS errors too: Opal rescues them as Exception
         report(e, env)
         `#{exchange}.fail()`
@@ -44,6 +46,11 @@ module Up
       # needs Proc#call to catch its `return`.
       def direct_lambda?
         `#{@app}.$$is_lambda === true && #{@app}.$$ret == null && #{@app}.$call === #{@proc_call}`
+      end
+
+      # SPEC, "Hijacking": the body of a response a full hijack made void is still closed.
+      def close_ignored(body)
+        body.close if body.respond_to?(:close)
       end
 
       def report(error, env)

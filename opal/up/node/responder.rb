@@ -2,6 +2,7 @@
 # backtick_javascript: true
 
 require "up/node/stream"
+require "up/node/hijacked_io"
 
 module Up
   module Node
@@ -17,16 +18,20 @@ module Up
       # Hash, a body with neither each nor call): logged without a backtrace into UP!.
       class InvalidResponse < StandardError; end
 
-      def initialize(exchange, env)
+      # report: called with what a partial hijack's callable raises, after the response.
+      def initialize(exchange, env, report = nil)
         @exchange = exchange
         @env = env
+        @report = report
       end
 
       def respond(status, headers, body)
         check_status(status)
         check_headers(headers)
         when_finished(status, headers)
-        if file_body?(status, body)
+        if (callable = socket_callable(status, headers, body))
+          hand_over(status, headers, body, callable)
+        elsif file_body?(status, body)
           closer = -> { body.close if body.respond_to?(:close) }
           `#{@exchange}.sendFile(#{status}, #{headers}, #{body.to_path.to_s}, #{closer})`
         elsif no_body?(status)
@@ -44,6 +49,47 @@ module Up
       end
 
       private
+
+      # The callable that takes the connection after the head, where the exchange can hand it
+      # over (`up`'s): one under the rack.hijack response header (a partial hijack), or a 101's
+      # body that responds to call and not to each (Rack 3's upgrade, as up_ruby takes it).
+      def socket_callable(status, headers, body)
+        return nil unless `typeof #{@exchange}.partialHijack === 'function'`
+
+        callable = headers["rack.hijack"]
+        return callable if callable.respond_to?(:call)
+        return body if status == 101 && body.respond_to?(:call) && !body.respond_to?(:each)
+
+        nil
+      end
+
+      # The head (without rack.hijack) goes out unframed, then the callable gets the socket as
+      # a HijackedIO once the engine has handed it over; nothing when the client went first.
+      # What the callable raises is reported and closes the socket. Over TLS there is no
+      # socket to give (rack.hijack? is false): the app's error, a 500.
+      def hand_over(status, headers, body, callable)
+        unless @env["rack.hijack?"]
+          raise NotImplementedError, "the response hands the connection to a callable, but this connection " \
+                                     "cannot be hijacked (TLS: rack.hijack? is false)"
+        end
+
+        fields = headers.reject { |name, _| name == "rack.hijack" }
+        socket = `#{@exchange}.partialHijack(#{status}, #{fields})`
+        return if `#{socket} === null`
+
+        io = HijackedIO.new(socket)
+        report = @report
+        start = lambda do
+          callable.call(io)
+        rescue ::Exception => e
+          report&.call(e)
+          io.close
+        end
+        `#{socket}.onAttach = #{start}`
+        nil
+      ensure
+        body.close if body.respond_to?(:close) && !body.equal?(callable)
+      end
 
       def check_status(status)
         return if status.is_a?(Integer) && status >= 100 && status <= 999
