@@ -2,7 +2,7 @@
  * subscription without a block is the engine's alone: the loop writes each message to the
  * client, encoded once and shared by every subscriber, with no JavaScript at all. One with a
  * block is a number of pubsub.js's (its id, never 0), and each of its messages is queued as an
- * event (upgrades.h) for pubsub.js to run the block. */
+ * event (event_queue.h) for pubsub.js to run the block. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +45,7 @@ static void on_pubsub_message(void *user, const char *channel, size_t channel_le
                           .message = message,
                           .channel = copy,
                           .channel_len = channel_len};
-    up_node_queue_event(sub->u, &ev);
+    up_node_event_queue_push(&sub->u->queue, &ev);
 }
 
 static void on_pubsub_log(void *data, const char *message)
