@@ -32,11 +32,15 @@ typedef struct up_node_client_t {
     up_upgrade_kind_t kind;
 } up_node_client_t;
 
+/* A subscription's record in the engine (pubsub.c). */
+typedef struct up_node_sub_t up_node_sub_t;
+
 struct up_node_upgrades_t {
     up_node_server_t *srv;
     up_ws_settings_t ws;
     unsigned sse_heartbeat_ms;
     up_pubsub_t *pubsub;
+    up_node_sub_t *subs;               /* the records of the subscriptions pubsub holds */
     up_node_client_t *clients;
     uint32_t num_clients, free_client; /* free_client == num_clients: none free */
     up_node_event_queue_t queue;       /* the clients' events and the block subscriptions' */
@@ -60,5 +64,8 @@ up_node_upgrades_t *up_node_upgrades_of(napi_env env);
 /* pubsub.c: the pub/sub functions of the module. */
 napi_status up_node_define_pubsub(napi_env env, napi_value exports);
 extern const up_pubsub_callbacks_t up_node_pubsub_callbacks;
+/* pubsub.c: frees the records of the subscriptions the engine held, once up_pubsub_free let
+ * go of them (the environment goes away; JavaScript's externals for them are dead). */
+void up_node_pubsub_free_users(up_node_upgrades_t *u);
 
 #endif

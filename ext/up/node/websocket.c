@@ -547,6 +547,7 @@ void up_node_upgrades_free(up_node_upgrades_t *u)
     }
     free(u->clients);
     up_pubsub_free(u->pubsub);
+    up_node_pubsub_free_users(u);
     up_ws_compressors_free(u->ws.compressors);
     up_node_scratch_free(&u->scratch);
     free(u);
