@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "fields.h"
 #include "memory.h"
 #include "response.h"
 #include "upgrades.h"
@@ -208,33 +209,16 @@ static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_conn_t *co
     return 0;
 }
 
-/* The app's fields after the upgrade's own, but those it replaces. Returns NULL, or what is
- * wrong. */
-static const char *add_fields(napi_env env, up_node_upgrades_t *u, up_conn_t *conn,
-                              napi_value fields, uint32_t n, const char *const *skip,
-                              int protocol_too)
+/* The fields an upgrade leaves out of the app's (up_node_fields_skip_t). */
+typedef struct owned_t {
+    const char *const *list;
+    int protocol_too; /* and the subprotocol: one the client did not offer */
+} owned_t;
+
+static int skip_owned(const char *name, size_t len, void *arg)
 {
-    for (uint32_t i = 0; i + 1 < n; i += 2) {
-        napi_value name_v, value_v;
-        const char *name, *value;
-        size_t name_len, value_len;
-        napi_get_element(env, fields, i, &name_v);
-        napi_get_element(env, fields, i + 1, &value_v);
-        if (up_node_scratch_bytes(env, &u->scratch, name_v, 0, 0, &name, &name_len) != 0)
-            return "a header name is not a String";
-        if (owned(name, name_len, skip, protocol_too))
-            continue;
-        if (up_node_scratch_bytes(env, &u->scratch, value_v, 0, name_len + 1, &value,
-                                  &value_len) != 0)
-            return "a header value is not a String";
-        name = u->scratch.base; /* the value went after it */
-        up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
-        if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
-            return "invalid header name";
-        if (e != UP_RESPONSE_OK)
-            return "invalid header value (CR, LF or NUL)";
-    }
-    return NULL;
+    const owned_t *o = arg;
+    return owned(name, len, o->list, o->protocol_too);
 }
 
 static napi_value string_value(napi_env env, const char *s)
@@ -281,8 +265,8 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
     } else {
         up_sse_lent_start_accept(conn);
     }
-    const char *err = add_fields(env, u, conn, argv[1], n,
-                                 kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too);
+    owned_t skip = {kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too};
+    const char *err = up_node_fields_add(env, &u->scratch, conn, argv[1], n, skip_owned, &skip);
     up_node_scratch_trim(&u->scratch);
     void *user = (void *)(uintptr_t)i;
     if (err != NULL) {
