@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # WebSockets and pub/sub on `up` where its way of handing the engine's events to JavaScript
-# shows (ext/up/node/upgrades.h): the conformance suite checks the API on every runtime; these
+# shows (ext/up/node/event_queue.h): the conformance suite checks the API on every runtime; these
 # check what only `up` could get wrong. A block subscription's message is handed over after
 # the engine's fan-out, not inside it, so its block may subscribe, publish and unsubscribe
 # (inside the fan-out, which holds the registry's lock, that would deadlock). Messages of

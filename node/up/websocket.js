@@ -20,7 +20,7 @@ const { flatten, plain, isUtf8 } = require('./exchange');
 const { PubSub } = require('./pubsub');
 const { eventFields } = require('../up_node/sse');
 
-// The event kinds of ext/up/node/upgrades.h.
+// The event kinds of ext/up/node/event_queue.h.
 const EV = {
   OPEN: 0, TEXT: 1, BINARY: 2, DRAINED: 3, SHUTDOWN: 4, CLOSE: 5, PUBSUB_TEXT: 6, PUBSUB_BINARY: 7,
 };

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,4 +403,22 @@ void harness_pattern(char *buf, size_t len, uint64_t start)
         uint64_t pos = start + i;
         buf[i] = (char)('!' + (pos % 89 + pos / 89) % 94);
     }
+}
+
+/* nftw's callback: unlinks one entry; directories come after their contents (FTW_DEPTH). */
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if ((type == FTW_DP ? rmdir(path) : unlink(path)) != 0) {
+        perror(path);
+        return -1;
+    }
+    return 0;
+}
+
+int harness_remove_tree(const char *dir)
+{
+    /* 16 descriptors at most; FTW_PHYS reports a symlink (even to a directory) as itself. */
+    return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }

@@ -112,5 +112,9 @@ int harness_temp_file(const char *data, size_t len);
 /* Fills buf with a pattern whose every byte depends on its position from start, so a byte
  * lost, repeated or reordered shows. */
 void harness_pattern(char *buf, size_t len, uint64_t start);
+/* Removes dir and everything under it, symlinks as links (never followed), in this process:
+ * no shell, as a fork inside node under TSan's preloaded runtime crashes the child. Returns 0,
+ * or -1 with a message on stderr naming what stayed. */
+int harness_remove_tree(const char *dir);
 
 #endif

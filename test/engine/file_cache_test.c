@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../../ext/up/engine/file_cache.h"
+#include "engine_harness.h"
 #include "test.h"
 
 static char base[256], root[300];
@@ -78,14 +79,6 @@ static void make_tree(void)
     symlink("..", path);
     snprintf(path, sizeof(path), "%s/fifo", root);
     mkfifo(path, 0644);
-}
-
-static void remove_tree(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", base);
 }
 
 static up_file_cache_t *new_cache(int follow, size_t entries, size_t fds)
@@ -275,6 +268,6 @@ int main(void)
     test_change_detection();
     test_bounds_and_lifetime();
     test_roots();
-    remove_tree();
+    CHECK(harness_remove_tree(base) == 0, "the test's tree %s removed", base);
     return test_report("file_cache");
 }

@@ -117,14 +117,6 @@ static void make_tree(void)
     put_str("s2/both.txt", "both from s2\n");
 }
 
-static void remove_tree(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", base);
-}
-
 /* ---------------------------------------------------------------- the server */
 
 static int app_calls;
@@ -732,6 +724,6 @@ int main(void)
     test_listing();
     test_site_config();
     test_config_errors();
-    remove_tree();
+    CHECK(harness_remove_tree(base) == 0, "the test's tree %s removed", base);
     return test_report("static_file");
 }

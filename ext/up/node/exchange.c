@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "addon.h"
+#include "fields.h"
 #include "memory.h"
 #include "response.h"
 #include "upgrades.h"
@@ -267,28 +268,7 @@ static const char *start_response(napi_env env, up_node_server_t *srv, up_conn_t
         return "invalid status";
     if (napi_get_array_length(env, fields, &n) != napi_ok)
         return "header fields must be an Array";
-    for (uint32_t i = 0; i + 1 < n; i += 2) {
-        napi_value name_v, value_v;
-        const char *name, *value;
-        size_t name_len, value_len;
-        napi_get_element(env, fields, i, &name_v);
-        napi_get_element(env, fields, i + 1, &value_v);
-        if (up_node_scratch_bytes(env, &srv->scratch, name_v, 0, 0, &name, &name_len) != 0)
-            return "a header name is not a String";
-        /* The name stays in scratch below the value. */
-        if (up_node_scratch_bytes(env, &srv->scratch, value_v, 0, name_len + 1, &value,
-                                  &value_len) != 0)
-            return "a header value is not a String";
-        name = srv->scratch.base;
-        up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
-        if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
-            return "invalid header name";
-        if (e == UP_RESPONSE_E_BAD_HEADER_VALUE)
-            return "invalid header value (CR, LF or NUL)";
-        if (e != UP_RESPONSE_OK)
-            return "invalid content-length";
-    }
-    return NULL;
+    return up_node_fields_add(env, &srv->scratch, conn, fields, n, NULL, NULL);
 }
 
 static napi_value error_string(napi_env env, const char *what)

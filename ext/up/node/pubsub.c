@@ -2,7 +2,7 @@
  * subscription without a block is the engine's alone: the loop writes each message to the
  * client, encoded once and shared by every subscriber, with no JavaScript at all. One with a
  * block is a number of pubsub.js's (its id, never 0), and each of its messages is queued as an
- * event (upgrades.h) for pubsub.js to run the block. */
+ * event (event_queue.h) for pubsub.js to run the block. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +18,44 @@ static napi_value number(napi_env env, double d)
 }
 
 /* What the engine keeps as a subscription's user: ours, freed when the engine hands it back
- * (replaced, unsubscribed). JavaScript holds it as an external (pubsub.js needs it to end a
+ * (replaced, unsubscribed), or with the environment (up_node_pubsub_free_users) for those the
+ * engine still holds then. JavaScript holds it as an external (pubsub.js needs it to end a
  * subscription of the server's own, which the engine finds by its user). */
-typedef struct sub_user_t {
+struct up_node_sub_t {
     up_node_upgrades_t *u;
     uint32_t id;
-} sub_user_t;
+    up_node_sub_t *prev, *next; /* u->subs: every one the engine holds */
+};
+
+static up_node_sub_t *new_user(up_node_upgrades_t *u, uint32_t id)
+{
+    up_node_sub_t *user = up_malloc(sizeof(*user));
+    user->u = u;
+    user->id = id;
+    user->prev = NULL;
+    user->next = u->subs;
+    if (u->subs != NULL)
+        u->subs->prev = user;
+    u->subs = user;
+    return user;
+}
+
+static void free_user(up_node_sub_t *user)
+{
+    if (user->prev != NULL)
+        user->prev->next = user->next;
+    else
+        user->u->subs = user->next;
+    if (user->next != NULL)
+        user->next->prev = user->prev;
+    free(user);
+}
+
+void up_node_pubsub_free_users(up_node_upgrades_t *u)
+{
+    while (u->subs != NULL)
+        free_user(u->subs);
+}
 
 /* ---------------------------------------------------------------- the engine's side */
 
@@ -31,7 +63,7 @@ typedef struct sub_user_t {
 static void on_pubsub_message(void *user, const char *channel, size_t channel_len,
                               up_shared_t *message)
 {
-    sub_user_t *sub = user;
+    up_node_sub_t *sub = user;
     char *copy = up_malloc(channel_len + 1);
     memcpy(copy, channel, channel_len);
     copy[channel_len] = '\0';
@@ -45,7 +77,7 @@ static void on_pubsub_message(void *user, const char *channel, size_t channel_le
                           .message = message,
                           .channel = copy,
                           .channel_len = channel_len};
-    up_node_queue_event(sub->u, &ev);
+    up_node_event_queue_push(&sub->u->queue, &ev);
 }
 
 static void on_pubsub_log(void *data, const char *message)
@@ -77,8 +109,8 @@ static uint32_t id_of_user(void *user)
 {
     if (user == NULL)
         return 0;
-    uint32_t id = ((sub_user_t *)user)->id;
-    free(user);
+    uint32_t id = ((up_node_sub_t *)user)->id;
+    free_user(user);
     return id;
 }
 
@@ -114,14 +146,12 @@ static napi_value subscribe(napi_env env, napi_callback_info info)
         napi_throw_type_error(env, NULL, "a channel must be a String");
         return NULL;
     }
-    sub_user_t *user = up_malloc(sizeof(*user));
-    user->u = u;
-    user->id = id;
+    up_node_sub_t *user = new_user(u, id);
     void *replaced = NULL;
     int first = 0;
     if (up_pubsub_any_subscribe(u->pubsub, conn, channel, len, is_pattern,
                                 (up_pubsub_delivery_t)delivery, user, &replaced, &first) != 0) {
-        free(user);
+        free_user(user);
         napi_get_null(env, &result);
         return result;
     }

@@ -8,9 +8,13 @@
 #include <node_api.h>
 #include <stddef.h>
 
+/* Room for a message about what JavaScript handed over (fields.h), with the bytes it shows. */
+#define UP_NODE_MESSAGE_MAX 512
+
 typedef struct up_node_scratch_t {
     char *base;
     size_t cap;
+    char message[UP_NODE_MESSAGE_MAX]; /* for the length of the call, as base's bytes */
 } up_node_scratch_t;
 
 /* At least size bytes at s->base; what it held is kept (a header name stays below its value),

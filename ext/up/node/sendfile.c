@@ -11,12 +11,11 @@
 #include <string.h>
 #include <time.h>
 #include "addon.h"
+#include "fields.h"
 #include "file_response.h"
 #include "memory.h"
 #include "response.h"
 
-/* A field value kept in a buffer of its own before sending; longer ones are copied to the heap. */
-#define FIELD_STACK 4096
 /* The room for a last-modified or content-encoding of the app: an HTTP-date is 29 bytes, and a
  * longer value is no date the engine reads (file_response.c then uses the file's). */
 #define SHORT_FIELD 64
@@ -35,36 +34,6 @@ static int64_t latin1_length(napi_env env, napi_value v)
     if (napi_get_value_string_latin1(env, v, NULL, 0, &n) != napi_ok)
         return -1;
     return (int64_t)n;
-}
-
-/* A growable buffer that starts on the stack. */
-typedef struct text_t {
-    char *p;
-    size_t cap;
-    char stack[FIELD_STACK];
-} text_t;
-
-/* v's bytes in t (NUL-terminated); returns their length, or -1 for a value that is no string. */
-static int64_t text_of(napi_env env, napi_value v, text_t *t)
-{
-    int64_t n = latin1_length(env, v);
-    if (n < 0)
-        return -1;
-    if ((size_t)n + 1 > t->cap) {
-        if (t->p != t->stack)
-            free(t->p);
-        t->p = up_malloc((size_t)n + 1);
-        t->cap = (size_t)n + 1;
-    }
-    size_t len;
-    napi_get_value_string_latin1(env, v, t->p, t->cap, &len);
-    return (int64_t)len;
-}
-
-static void text_free(text_t *t)
-{
-    if (t->p != t->stack)
-        free(t->p);
 }
 
 /* The app's fields the plan reads (file_response.h), each copied into a buffer here (one byte
@@ -112,41 +81,11 @@ static void read_app_fields(napi_env env, napi_value fields, uint32_t n, app_fie
     }
 }
 
-/* The app's fields that go out with the file (up_file_response_keeps). Returns NULL, or what
- * is wrong with them. */
-static const char *add_app_fields(napi_env env, up_conn_t *conn, const up_file_response_t *f,
-                                  napi_value fields, uint32_t n)
+/* The app's fields that the file's response leaves out (up_node_fields_skip_t): those
+ * up_file_response_keeps does not let through. */
+static int skip_unkept(const char *name, size_t len, void *arg)
 {
-    text_t name, value; /* not zeroed: text_of writes what it reads */
-    name.p = name.stack;
-    name.cap = sizeof(name.stack);
-    value.p = value.stack;
-    value.cap = sizeof(value.stack);
-    const char *err = NULL;
-    for (uint32_t i = 0; i + 1 < n && err == NULL; i += 2) {
-        napi_value name_v, value_v;
-        napi_get_element(env, fields, i, &name_v);
-        napi_get_element(env, fields, i + 1, &value_v);
-        int64_t name_len = text_of(env, name_v, &name);
-        int64_t value_len = text_of(env, value_v, &value);
-        if (name_len < 0 || value_len < 0) {
-            err = "a header name or value is not a String";
-            break;
-        }
-        if (!up_file_response_keeps(f, name.p, (size_t)name_len))
-            continue;
-        up_response_error_t e =
-            up_response_add_header(conn, name.p, (size_t)name_len, value.p, (size_t)value_len);
-        if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
-            err = "invalid header name";
-        else if (e == UP_RESPONSE_E_BAD_HEADER_VALUE)
-            err = "invalid header value (CR, LF or NUL)";
-        else if (e != UP_RESPONSE_OK)
-            err = "invalid header";
-    }
-    text_free(&name);
-    text_free(&value);
-    return err;
+    return !up_file_response_keeps(arg, name, len);
 }
 
 /* The x-sendfile path cannot be opened: the app's mistake, logged, and answered 404 when there
@@ -211,7 +150,8 @@ static napi_value send_file(napi_env env, napi_callback_info info)
     if (up_response_start(conn, f.status) != UP_RESPONSE_OK)
         err = "invalid status";
     else
-        err = add_app_fields(env, conn, &f, argv[2], n);
+        err = up_node_fields_add(env, &srv->scratch, conn, argv[2], n, skip_unkept, &f);
+    up_node_scratch_trim(&srv->scratch);
     if (err != NULL) {
         up_file_response_release(&f);
         up_response_rollback(conn);

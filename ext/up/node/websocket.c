@@ -1,10 +1,11 @@
 /* WebSockets and event streams on `up`: the upgrade of a lent request, the clients it makes,
- * the calls JavaScript makes on them, and the queue that hands the engine's events to
- * JavaScript. See upgrades.h. */
+ * the calls JavaScript makes on them, and what the event queue (event_queue.h) does for
+ * them around each event. See upgrades.h. */
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "fields.h"
 #include "memory.h"
 #include "response.h"
 #include "upgrades.h"
@@ -13,8 +14,6 @@
 /* Strings at least this long are sent by reference: copied out of V8 once, into memory the
  * output queue shares, rather than once more into its buffers. */
 #define SHARE_MIN (32 * 1024)
-/* The queue's room is kept between turns up to this many events. */
-#define EVENTS_KEEP 1024
 
 static napi_value throw_error(napi_env env, const char *message)
 {
@@ -77,145 +76,28 @@ up_node_client_t *up_node_client_of(up_node_upgrades_t *u, napi_env env, napi_va
     return &u->clients[i];
 }
 
-/* ---------------------------------------------------------------- the event queue */
-
-static void run_queue(up_node_upgrades_t *u);
+/* ---------------------------------------------------------------- the event queue's hooks */
 
 void up_node_run_events(up_node_upgrades_t *u)
 {
-    if (u->head < u->len)
-        run_queue(u);
+    up_node_event_queue_run(&u->queue);
 }
 
-static void queue_on_prepare(uv_prepare_t *h)
+/* An event went to JavaScript: a message's bytes are consumed (the connection reads on), and
+ * after a close event the client's slot goes back. */
+static void after_event(void *owner, const up_node_event_t *ev)
 {
-    run_queue(h->data);
+    up_node_upgrades_t *u = owner;
+    if ((ev->kind == UP_NODE_EV_TEXT || ev->kind == UP_NODE_EV_BINARY) &&
+        u->clients[ev->id].conn != NULL)
+        up_ws_any_consumed(u->clients[ev->id].conn, ev->msg->len);
+    if (ev->kind == UP_NODE_EV_CLOSE)
+        release_client(u, ev->id);
 }
 
-static void queue_on_check(uv_check_t *h)
+static void after_batch(void *owner)
 {
-    run_queue(h->data);
-}
-
-void up_node_queue_event(up_node_upgrades_t *u, const up_node_event_t *ev)
-{
-    if (u->len == u->cap) {
-        if (u->head > 0 && !u->running) {
-            memmove(u->events, u->events + u->head, (u->len - u->head) * sizeof(*u->events));
-            u->len -= u->head;
-            u->head = 0;
-        }
-        if (u->len == u->cap) {
-            u->cap = u->cap == 0 ? 64 : u->cap * 2;
-            u->events = up_realloc(u->events, u->cap * sizeof(*u->events));
-        }
-    }
-    u->events[u->len++] = *ev;
-    if (u->len - u->head == 1 && !u->running) {
-        uv_prepare_start(u->prepare, queue_on_prepare);
-        uv_check_start(u->check, queue_on_check);
-    }
-}
-
-static void free_event(up_node_event_t *ev)
-{
-    free(ev->msg);
-    free(ev->channel);
-    if (ev->message != NULL)
-        up_shared_release(ev->message);
-}
-
-/* A thrown value that escaped JavaScript's dispatcher (a bug of ours): logged. */
-static void log_escaped(up_node_upgrades_t *u)
-{
-    napi_env env = u->srv->env;
-    napi_value error, text;
-    char line[1024];
-    size_t n = 0;
-    int at = snprintf(line, sizeof(line), "error in up's upgrade events: ");
-    napi_get_and_clear_last_exception(env, &error);
-    if (napi_coerce_to_string(env, error, &text) != napi_ok ||
-        napi_get_value_string_utf8(env, text, line + at, sizeof(line) - (size_t)at, &n) != napi_ok) {
-        napi_value ignored;
-        napi_get_and_clear_last_exception(env, &ignored);
-        snprintf(line + at, sizeof(line) - (size_t)at, "(a value that cannot be shown)");
-    }
-    up_node_log(u->srv, line);
-}
-
-/* Hands one event to JavaScript: onEvent(kind, id, data, channel). Inside run_queue's callback
- * scope. */
-static void dispatch(up_node_upgrades_t *u, up_node_event_t *ev, napi_value fn, napi_value recv)
-{
-    napi_env env = u->srv->env;
-    napi_handle_scope scope;
-    napi_open_handle_scope(env, &scope);
-    napi_value argv[4], result;
-    size_t argc = 3;
-    napi_create_int32(env, ev->kind, &argv[0]);
-    napi_create_uint32(env, ev->id, &argv[1]);
-    switch (ev->kind) {
-    case UP_NODE_EV_TEXT:
-        napi_create_string_utf8(env, ev->msg->data, ev->msg->len, &argv[2]);
-        break;
-    case UP_NODE_EV_BINARY:
-        napi_create_string_latin1(env, ev->msg->data, ev->msg->len, &argv[2]);
-        break;
-    case UP_NODE_EV_PUBSUB_TEXT:
-        napi_create_string_utf8(env, ev->message->base, ev->message->len, &argv[2]);
-        break;
-    case UP_NODE_EV_PUBSUB_BINARY:
-        napi_create_string_latin1(env, ev->message->base, ev->message->len, &argv[2]);
-        break;
-    default:
-        napi_create_uint32(env, ev->code, &argv[2]);
-    }
-    if (ev->kind == UP_NODE_EV_PUBSUB_TEXT || ev->kind == UP_NODE_EV_PUBSUB_BINARY) {
-        napi_create_string_utf8(env, ev->channel, ev->channel_len, &argv[3]);
-        argc = 4;
-    }
-    if (napi_call_function(env, recv, fn, argc, argv, &result) != napi_ok)
-        log_escaped(u);
-    napi_close_handle_scope(env, scope);
-}
-
-/* Runs every queued event in order, and those queued meanwhile. One callback scope holds them
- * all, as one napi_make_callback would hold one: Node's microtasks and nextTick queue run once
- * the batch is done (after each event, they would cost a turn of their own per message). */
-static void run_queue(up_node_upgrades_t *u)
-{
-    if (u->running)
-        return;
-    u->running = 1;
-    napi_env env = u->srv->env;
-    napi_handle_scope handles;
-    napi_callback_scope scope;
-    napi_value fn, recv;
-    napi_open_handle_scope(env, &handles);
-    napi_get_reference_value(env, u->on_event, &fn);
-    napi_get_global(env, &recv);
-    napi_open_callback_scope(env, recv, u->srv->async, &scope);
-    while (u->head < u->len) {
-        up_node_event_t ev = u->events[u->head++];
-        dispatch(u, &ev, fn, recv);
-        if ((ev.kind == UP_NODE_EV_TEXT || ev.kind == UP_NODE_EV_BINARY) &&
-            u->clients[ev.id].conn != NULL)
-            up_ws_any_consumed(u->clients[ev.id].conn, ev.msg->len);
-        if (ev.kind == UP_NODE_EV_CLOSE)
-            release_client(u, ev.id);
-        free_event(&ev);
-    }
-    napi_close_callback_scope(env, scope);
-    napi_close_handle_scope(env, handles);
-    u->head = u->len = 0;
-    if (u->cap > EVENTS_KEEP) {
-        free(u->events);
-        u->events = NULL;
-        u->cap = 0;
-    }
-    u->running = 0;
-    uv_prepare_stop(u->prepare);
-    uv_check_stop(u->check);
+    up_node_upgrades_t *u = owner;
     up_node_scratch_trim(&u->scratch);
     /* What JavaScript wrote goes out now, not at the loop's next wake-up (the wake-up its
      * writes asked for finds nothing left then): no JavaScript is running, so this is the
@@ -236,7 +118,7 @@ static void queue_client_event(up_conn_t *conn, void *user, int kind, unsigned c
                                up_upgrade_message_t *msg)
 {
     up_node_event_t ev = {.kind = kind, .id = (uint32_t)(uintptr_t)user, .code = code, .msg = msg};
-    up_node_queue_event(upgrades_of_conn(conn), &ev);
+    up_node_event_queue_push(&upgrades_of_conn(conn)->queue, &ev);
 }
 
 static void client_on_open(up_conn_t *conn, void *user)
@@ -327,33 +209,16 @@ static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_conn_t *co
     return 0;
 }
 
-/* The app's fields after the upgrade's own, but those it replaces. Returns NULL, or what is
- * wrong. */
-static const char *add_fields(napi_env env, up_node_upgrades_t *u, up_conn_t *conn,
-                              napi_value fields, uint32_t n, const char *const *skip,
-                              int protocol_too)
+/* The fields an upgrade leaves out of the app's (up_node_fields_skip_t). */
+typedef struct owned_t {
+    const char *const *list;
+    int protocol_too; /* and the subprotocol: one the client did not offer */
+} owned_t;
+
+static int skip_owned(const char *name, size_t len, void *arg)
 {
-    for (uint32_t i = 0; i + 1 < n; i += 2) {
-        napi_value name_v, value_v;
-        const char *name, *value;
-        size_t name_len, value_len;
-        napi_get_element(env, fields, i, &name_v);
-        napi_get_element(env, fields, i + 1, &value_v);
-        if (up_node_scratch_bytes(env, &u->scratch, name_v, 0, 0, &name, &name_len) != 0)
-            return "a header name is not a String";
-        if (owned(name, name_len, skip, protocol_too))
-            continue;
-        if (up_node_scratch_bytes(env, &u->scratch, value_v, 0, name_len + 1, &value,
-                                  &value_len) != 0)
-            return "a header value is not a String";
-        name = u->scratch.base; /* the value went after it */
-        up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
-        if (e == UP_RESPONSE_E_BAD_HEADER_NAME)
-            return "invalid header name";
-        if (e != UP_RESPONSE_OK)
-            return "invalid header value (CR, LF or NUL)";
-    }
-    return NULL;
+    const owned_t *o = arg;
+    return owned(name, len, o->list, o->protocol_too);
 }
 
 static napi_value string_value(napi_env env, const char *s)
@@ -400,8 +265,8 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
     } else {
         up_sse_lent_start_accept(conn);
     }
-    const char *err = add_fields(env, u, conn, argv[1], n,
-                                 kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too);
+    owned_t skip = {kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too};
+    const char *err = up_node_fields_add(env, &u->scratch, conn, argv[1], n, skip_owned, &skip);
     up_node_scratch_trim(&u->scratch);
     void *user = (void *)(uintptr_t)i;
     if (err != NULL) {
@@ -620,11 +485,6 @@ static napi_value ws_ping(napi_env env, napi_callback_info info)
 
 /* ---------------------------------------------------------------- setup */
 
-static void handle_on_closed(uv_handle_t *h)
-{
-    free(h);
-}
-
 /* upgrades(options, onEvent): see upgrades.h. */
 static napi_value upgrades(napi_env env, napi_callback_info info)
 {
@@ -641,7 +501,8 @@ static napi_value upgrades(napi_env env, napi_callback_info info)
         return throw_error(env, "upgrades: no uv loop");
     up_node_upgrades_t *u = up_calloc(1, sizeof(*u));
     u->srv = srv;
-    if (napi_create_reference(env, argv[1], 1, &u->on_event) != napi_ok) {
+    up_node_event_hooks_t hooks = {after_event, after_batch, u};
+    if (up_node_event_queue_init(&u->queue, srv, uv, argv[1], &hooks) != 0) {
         free(u);
         return throw_error(env, "upgrades: out of JavaScript resources");
     }
@@ -657,33 +518,21 @@ static napi_value upgrades(napi_env env, napi_callback_info info)
     u->pubsub = up_pubsub_new(srv->server,
                               (uint64_t)up_node_option(env, argv[0], "ws_max_pending", 4 << 20),
                               &callbacks);
-    u->prepare = up_malloc(sizeof(*u->prepare));
-    u->check = up_malloc(sizeof(*u->check));
-    uv_prepare_init(uv, u->prepare);
-    uv_check_init(uv, u->check);
-    u->prepare->data = u->check->data = u;
-    /* Housekeeping: the sockets keep Node's loop alive, not these. */
-    uv_unref((uv_handle_t *)u->prepare);
-    uv_unref((uv_handle_t *)u->check);
     srv->upgrades = u;
     return NULL;
 }
 
 void up_node_upgrades_free(up_node_upgrades_t *u)
 {
-    for (size_t i = u->head; i < u->len; i++)
-        free_event(&u->events[i]);
-    free(u->events);
+    up_node_event_queue_dispose(&u->queue);
     for (uint32_t i = 0; i < u->num_clients; i++) {
         if (u->clients[i].conn != NULL)
             up_conn_release(u->clients[i].conn);
     }
     free(u->clients);
     up_pubsub_free(u->pubsub);
+    up_node_pubsub_free_users(u);
     up_ws_compressors_free(u->ws.compressors);
-    uv_close((uv_handle_t *)u->prepare, handle_on_closed);
-    uv_close((uv_handle_t *)u->check, handle_on_closed);
-    napi_delete_reference(u->srv->env, u->on_event);
     up_node_scratch_free(&u->scratch);
     free(u);
 }
