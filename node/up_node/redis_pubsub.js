@@ -77,19 +77,25 @@ function parseAddress(url) {
   return { connect, label: `redis://${login}${host.includes(':') ? `[${host}]` : host}:${port}` };
 }
 
+// A subscription's key in the maps: 'c' or 'p', then the name's bytes one char each.
+function subscriptionKey(isPattern, name) {
+  return `${isPattern ? 'p' : 'c'}${name.toString('latin1')}`;
+}
+
 function backoff(times) {
   const delay = Math.min(BACKOFF_FIRST_MS * 2 ** (times - 1), BACKOFF_MAX_MS);
   return Math.round(delay * (0.8 + 0.4 * Math.random()));
 }
 
 class RedisPubSub {
-  // url: --redis-url. deliver(channel, message): another server's message (a JS string and a
-  // Buffer) for this server's subscribers. log(line): one line per event worth it.
+  // url: --redis-url. deliver(channel, message): another server's message (Buffers) for this
+  // server's subscribers. log(line): one line per event worth it. Channels, patterns and
+  // messages are Buffers everywhere here: any bytes.
   constructor(url, deliver, log) {
     this.address = parseAddress(url);
     this.deliverOut = deliver;
     this.logOut = log;
-    this.wanted = new Map(); // 'c' or 'p' + name => [isPattern, name]: what this server wants
+    this.wanted = new Map(); // key (subscriptionKey) => [isPattern, name]: what this server wants
     this.wantedChanged = false;
     this.queue = []; // [channel Buffer, message Buffer], oldest first
     this.queueBytes = 0;
@@ -120,20 +126,19 @@ class RedisPubSub {
 
   // The server gained its first subscriber to channel (or pattern, Redis PSUBSCRIBE rules).
   subscribe(channel, isPattern) {
-    this.safely(() => this.change(String(channel), isPattern, true));
+    this.safely(() => this.change(channel, isPattern, true));
   }
 
   unsubscribe(channel, isPattern) {
-    this.safely(() => this.change(String(channel), isPattern, false));
+    this.safely(() => this.change(channel, isPattern, false));
   }
 
-  // Queues message (an Opal String, or a Buffer) on channel for Redis. True when queued; false
-  // when the queue is full (dropped, counted, logged) or the engine is closed. The caller
-  // delivers to this server's own subscribers.
+  // Queues message on channel for Redis. True when queued; false when the queue is full
+  // (dropped, counted, logged) or the engine is closed. The caller delivers to this server's
+  // own subscribers.
   publish(channel, message) {
     try {
-      const c = Buffer.from(String(channel));
-      if (!Buffer.isBuffer(message)) message = bytes(message);
+      const c = channel;
       const size = c.length + message.length;
       this.counts.delivered_locally += 1;
       let why = null;
@@ -143,7 +148,7 @@ class RedisPubSub {
       }
       if (why !== null) {
         this.counts.dropped += 1;
-        this.logLimited('dropped', `message to ${JSON.stringify(String(channel))} dropped: ${why}`);
+        this.logLimited('dropped', `message to ${JSON.stringify(channel.toString('latin1'))} dropped: ${why}`);
         return false;
       }
       this.queue.push([c, message]);
@@ -174,7 +179,7 @@ class RedisPubSub {
   }
 
   change(channel, isPattern, on) {
-    const key = `${isPattern ? 'p' : 'c'}${channel}`;
+    const key = subscriptionKey(isPattern, channel);
     if (on === this.wanted.has(key)) return;
     if (on) this.wanted.set(key, [isPattern, channel]);
     else this.wanted.delete(key);
@@ -185,11 +190,14 @@ class RedisPubSub {
   // ---- Connections
 
   connect(role) {
+    // Failed attempts since this connection was last up: the back-off's exponent (ioredis
+    // counts from its last TCP connect, which a refused handshake follows).
+    const attempts = { n: 0 };
     const client = new Redis({
       ...this.address.connect,
       protocol: 2, // RESP2, as up_ruby speaks: any Redis with pub/sub will do
       connectTimeout: CONNECT_TIMEOUT_MS,
-      retryStrategy: backoff,
+      retryStrategy: () => backoff(++attempts.n),
       enableOfflineQueue: false,
       autoResubscribe: false,
       autoResendUnfulfilledCommands: false,
@@ -198,16 +206,17 @@ class RedisPubSub {
       disableClientInfo: true,
     });
     client.on('error', (error) => this.connectError(error));
-    client.on('ready', () => this.safely(() => this.up(role)));
+    client.on('ready', () => this.safely(() => this.handshake(client, role, attempts)));
     client.on('close', () => this.safely(() => this.lost(role)));
     if (role === 'subscriber') {
       client.on('messageBuffer', (channel, message) => {
         const gen = this.subGen;
-        queueMicrotask(() => this.safely(() => this.copy(gen, `c${channel.toString('latin1')}`, channel, message)));
+        queueMicrotask(() => this.safely(() => this.copy(gen, subscriptionKey(false, channel), channel, message)));
       });
+      // ioredis gives the pattern as a string (UTF-8): a key of its own, one per pattern.
       client.on('pmessageBuffer', (pattern, channel, message) => {
         const gen = this.subGen;
-        queueMicrotask(() => this.safely(() => this.copy(gen, `p${pattern}`, channel, message)));
+        queueMicrotask(() => this.safely(() => this.copy(gen, `q${pattern}`, channel, message)));
       });
     }
     return client;
@@ -217,6 +226,33 @@ class RedisPubSub {
     if (this.closing) return;
     this.logLimited(`connect ${error.message}`, `cannot connect to ${this.address.label}: ${error.message}; ` +
       `${this.queue.length} messages waiting; retrying`);
+  }
+
+  // As up_ruby's handshake: a connection counts once Redis answered a PING (after AUTH, which
+  // ioredis sends), within CONNECT_TIMEOUT_MS; else it is cut and tried again.
+  handshake(client, role, attempts) {
+    if (this.closing) return;
+    const stream = client.stream;
+    let settled = false;
+    const fail = (why) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (client.stream !== stream || this.closing) return;
+      this.logLimited(`connect ${why}`, `cannot connect to ${this.address.label}: ${why}; ` +
+        `${this.queue.length} messages waiting; retrying`);
+      stream.destroy();
+    };
+    const timer = setTimeout(() => fail(`no reply to PING in ${CONNECT_TIMEOUT_MS / 1000} s`), CONNECT_TIMEOUT_MS);
+    client.ping().then((reply) => {
+      if (reply !== 'PONG') return fail(`PING answered ${JSON.stringify(String(reply))}`);
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (client.stream !== stream || this.closing) return;
+      attempts.n = 0;
+      this.safely(() => this.up(role));
+    }, (error) => fail(`PING answered ${error.message}`));
   }
 
   up(role) {
@@ -314,7 +350,7 @@ class RedisPubSub {
     }
     if (fate !== 'deliver') return;
     this.counts.received += 1;
-    this.deliverOut(channel.toString(), message);
+    this.deliverOut(channel, message);
   }
 
   subReply(gen) {
@@ -438,7 +474,7 @@ class RedisPubSub {
     this.pubSentAt = now;
     for (const [channel, message] of batch) {
       this.seq += 1;
-      if (this.sentPatterns > 0 || this.sent.has(`c${channel.toString()}`)) this.echoes.expect(this.seq, channel, message);
+      if (this.sentPatterns > 0 || this.sent.has(subscriptionKey(false, channel))) this.echoes.expect(this.seq, channel, message);
     }
     const lastSeq = this.seq;
     const gen = this.pubGen;
@@ -518,10 +554,16 @@ function attachRedis(Opal, options, log, live) {
   const Engine = Opal.Up.Node.RedisEngine;
   if (!live) return Engine.$install(null);
   const redis = new RedisPubSub(options.redis_url,
-    (channel, message) => Opal.Up.$publish(channel, rubyString(Opal, message), false),
+    (channel, message) => Opal.Up.$publish(rubyString(Opal, channel), rubyString(Opal, message), false),
     (line) => log.line(`pub/sub: ${line}`));
   log.line(`pub/sub through ${redis.address.label}`);
-  return Engine.$install(redis);
+  // What redis_engine.rb calls, with Opal Strings made bytes as the other runtimes send them.
+  return Engine.$install({
+    subscribe: (channel, isPattern) => redis.subscribe(bytes(channel), isPattern),
+    unsubscribe: (channel, isPattern) => redis.unsubscribe(bytes(channel), isPattern),
+    publish: (channel, message) => redis.publish(bytes(channel), bytes(message)),
+    stats: () => redis.stats(),
+  });
 }
 
 module.exports = { RedisPubSub, attachRedis, parseAddress };
