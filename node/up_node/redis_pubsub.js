@@ -244,6 +244,7 @@ class RedisPubSub {
       stream.destroy();
     };
     const timer = setTimeout(() => fail(`no reply to PING in ${CONNECT_TIMEOUT_MS / 1000} s`), CONNECT_TIMEOUT_MS);
+    timer.unref();
     client.ping().then((reply) => {
       if (reply !== 'PONG') return fail(`PING answered ${JSON.stringify(String(reply))}`);
       if (settled) return;
@@ -280,10 +281,14 @@ class RedisPubSub {
     this.work();
   }
 
-  // A connection closed (Redis went away, or we cut it): ioredis reconnects it.
+  // A connection closed (Redis went away, or we cut it): ioredis reconnects it. If it was up,
+  // the other one is cut too, as up_ruby ends a session: what the lost one had in flight may
+  // or may not have run, so the echoes the subscriber still expects are no longer known.
   lost(role) {
     if (this.closing) return;
     const was = role === 'subscriber' ? this.subReady : this.pubReady;
+    const other = role === 'subscriber' ? this.pub : this.sub;
+    if (was && other.stream && !other.stream.destroyed) other.stream.destroy();
     if (role === 'subscriber') {
       this.subReady = false;
       this.clearSubscriber();
