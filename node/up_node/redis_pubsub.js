@@ -115,6 +115,7 @@ class RedisPubSub {
     this.subReady = false;
     this.pubReady = false;
     this.pubSentAt = 0;
+    this.pubPingSince = null; // the publisher's keepalive PING in flight since
     this.clearSubscriber();
     this.sub = this.connect('subscriber');
     this.pub = this.connect('publisher');
@@ -295,6 +296,7 @@ class RedisPubSub {
     } else {
       this.pubReady = false;
       this.pubGen += 1; // what the lost connection would still answer is not ours
+      this.pubPingSince = null;
       if (this.inFlight > 0) {
         this.counts.dropped += this.inFlight;
         this.log(`${this.inFlight} messages written to ${this.address.label} got no reply and are not sent again ` +
@@ -339,6 +341,9 @@ class RedisPubSub {
     }
     if (this.inFlight > 0 && now - this.batchSentAt >= REPLY_TIMEOUT_MS) {
       return this.breakSession(`no reply to PUBLISH from ${this.address.label} in ${REPLY_TIMEOUT_MS / 1000} s`);
+    }
+    if (this.pubPingSince !== null && now - this.pubPingSince >= REPLY_TIMEOUT_MS) {
+      return this.breakSession(`no reply to PING from ${this.address.label} in ${REPLY_TIMEOUT_MS / 1000} s`);
     }
     this.work();
   }
@@ -412,7 +417,7 @@ class RedisPubSub {
         this.echoes.keptBytes < MAX_PENDING_BYTES) {
       return this.publishBatch(now);
     }
-    if (this.inFlight === 0 && now - this.pubSentAt >= IDLE_PING_MS) this.keepalive(now);
+    if (this.inFlight === 0 && this.pubPingSince === null && now - this.pubSentAt >= IDLE_PING_MS) this.keepalive(now);
   }
 
   // Sends what brings Redis to this.wanted; false when it is there.
@@ -455,9 +460,14 @@ class RedisPubSub {
     this.subCommand('ping', `${PING_PREFIX}${this.ackedSeq}`, now);
   }
 
+  // The publisher's idle PING; check() cuts the session if it goes unanswered.
   keepalive(now) {
+    const gen = this.pubGen;
     this.pubSentAt = now;
-    this.pub.ping().catch(() => {});
+    this.pubPingSince = now;
+    this.pub.ping().then(() => {
+      if (gen === this.pubGen) this.pubPingSince = null;
+    }, () => {});
   }
 
   // Up to BATCH_MESSAGES or BATCH_BYTES from the queue, each numbered and, when Redis can
