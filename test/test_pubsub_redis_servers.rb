@@ -216,6 +216,34 @@ end
 
 # A is up_node: the Node primary runs the engine with --preload (the default).
 class TestPubSubRedisServersUpNode < TestPubSubRedisServers
+  # With --no-preload the primary has no Ruby to run an engine in: each worker runs its own
+  # (README, "On up and up_node"), and every subscriber still gets each message once.
+  def test_without_preload_each_worker_runs_its_own_engine
+    a = start_a("-w", "2", "--no-preload", "--redis-url", @redis.url)
+    workers = booted_a(a, 2)
+    b = start_b("-w", "1", "--redis-url", @redis.url)
+    subs = Array.new(2) { WSClient.open(a.port, path: "/sub?c=news") }
+    taken_by = subs.map { |ws| ws.read_message.payload[/\Apid (\d+)\z/, 1].to_i }
+    subs << open_ws(b.port, "/sub?c=news")
+    redis_subscribers("news", taken_by.uniq.size + 1)
+    publisher_a = open_ws(a.port, "/pub")
+    publisher_b = open_ws(b.port, "/pub")
+
+    5.times { |i| publisher_a.text("news:a#{i}") }
+    5.times { |i| publisher_b.text("news:b#{i}") }
+    subs.each_with_index do |ws, i|
+      got = Array.new(10) { ws.read_message.payload }
+      assert_equal Array.new(5) { |n| "a#{n}" }, got.grep(/\Aa/), "subscriber #{i}: A's, once each, in order"
+      assert_equal Array.new(5) { |n| "b#{n}" }, got.grep(/\Ab/), "subscriber #{i}: B's, once each, in order"
+    end
+    publisher_b.text("news:end")
+    subs.each_with_index { |ws, i| assert_equal "end", ws.read_message.payload, "subscriber #{i}: nothing twice" }
+    assert_equal 0, redis_sockets(a.pid), "the primary holds no connection"
+    assert_equal [2, 2], workers.map { |pid| redis_sockets(pid) }, "each worker its own pair"
+  ensure
+    [*subs, publisher_a, publisher_b].compact.each(&:close_socket)
+  end
+
   private
 
   def runtime_command
