@@ -10,6 +10,7 @@
 # Address (the URL) and EchoFilter (the dedup rule) are tested on their own first.
 require_relative "helper"
 require_relative "support/redis_server"
+require_relative "support/node_redis_engine"
 require "up/pub_sub/redis"
 require "tmpdir"
 require "fileutils"
@@ -561,8 +562,13 @@ class TestPubSubRedis < Minitest::Test
   def server(url = @redis.url)
     inbox = Inbox.new
     log = Inbox.new
-    engine = Redis.new(url, deliver: ->(channel, message) { inbox << [channel, message] }, logger: ->(line) { log << line })
+    engine = new_engine(url, deliver: ->(channel, message) { inbox << [channel, message] }, logger: ->(line) { log << line })
     Server.new(engine, inbox, log).tap { |s| @servers << s }
+  end
+
+  # The engine under test: up_ruby's (TestPubSubRedisNode has the Node runtimes').
+  def new_engine(url, deliver:, logger:)
+    Redis.new(url, deliver: deliver, logger: logger)
   end
 
   # Subscribes a server that has no subscription yet; returns once Redis confirmed them all.
@@ -613,5 +619,34 @@ class TestPubSubRedis < Minitest::Test
     server.addr[1]
   ensure
     server&.close
+  end
+end
+
+# The same wire tests on the Node runtimes' engine (node/up_node/redis_pubsub.js, over the npm
+# ioredis client), run in a node process of the test's own behind up_ruby's engine's
+# interface (test/support/node_redis_engine.rb): the same rules, bounds, timeouts, stats and
+# log lines. Not here: what only a Ruby engine in a Ruby process has (forking, the arguments
+# it checks, Redis.new's ArgumentError: on Node, Up::Options checks the URL before Node
+# starts, test/test_pubsub_redis_servers.rb).
+class TestPubSubRedisNode < TestPubSubRedis
+  undef_method :test_a_forked_child_closes_its_copies_of_the_sockets
+  undef_method :test_bad_arguments_are_logged_not_raised
+  undef_method :test_a_bad_url_raises_at_new
+
+  def setup
+    super
+    @host = NodeRedisEngine::Host.new
+  end
+
+  def teardown
+    super
+  ensure
+    @host&.stop
+  end
+
+  private
+
+  def new_engine(url, deliver:, logger:)
+    @host.engine(url, deliver: deliver, logger: logger)
   end
 end

@@ -16,6 +16,7 @@ const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
 const { Upgrades } = require('./websocket');
 const { WorkerLink } = require('../up_node/cluster_pubsub');
+const { attachRedis } = require('../up_node/redis_pubsub');
 
 const ADDON = path.join(__dirname, '..', '..', 'lib', 'up', 'up.node');
 // How often a graceful stop looks whether the last connection is gone.
@@ -144,6 +145,7 @@ function startUpgrades(addon, options, log) {
   const Node = Opal.Up.Node;
   // With --preload the primary loaded the app too and runs the engines it attached: the ones
   // this worker's load attached are those (lib/up/pub_sub.rb's after_fork).
+  attachRedis(Opal, options, log, !(cluster.isWorker && options.preload));
   if (cluster.isWorker && options.preload) Opal.Up.PubSub.$after_fork();
   const upgrades = new Upgrades(Opal, addon, options, log);
   Opal.Up.PubSub.$server_started(Node.PubSubServer.$new(upgrades.pubsub, log));

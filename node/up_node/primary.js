@@ -20,6 +20,7 @@ const cluster = require('node:cluster');
 const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('./log');
 const { Hub } = require('./cluster_pubsub');
+const { attachRedis } = require('./redis_pubsub');
 const { describeThrown } = require('./thrown');
 
 // Past the workers' own --shutdown-timeout, before they are killed.
@@ -36,6 +37,7 @@ function startHub(options, log) {
     process.exit(1);
   }
   const Opal = globalThis.Opal;
+  attachRedis(Opal, options, log, true); // --redis-url: run here, as up_ruby's master runs it
   const hub = new Hub(Opal, log);
   Opal.Up.PubSub['$cluster_link='](Opal.Up.Node.PubSubLink.$new(hub, true));
   return hub;

@@ -16,6 +16,7 @@ const { EnvBuilder } = require('./env');
 const { describeThrown } = require('./thrown');
 const { Upgrades } = require('./upgrades');
 const { WorkerLink } = require('./cluster_pubsub');
+const { attachRedis } = require('./redis_pubsub');
 
 // Returns [the Handler, the process's Upgrades].
 function loadHandler(options, log) {
@@ -25,6 +26,7 @@ function loadHandler(options, log) {
   // With --preload the primary loaded the app too (primary.js) and runs the engines it
   // attached: the ones this worker's load attached are those, as a forked worker's are on
   // up_ruby (lib/up/pub_sub.rb's after_fork), not engines of its own.
+  attachRedis(Opal, options, log, !(cluster.isWorker && options.preload));
   if (cluster.isWorker && options.preload) Opal.Up.PubSub.$after_fork();
   const errors = Node.ErrorStream.$new(log);
   const env = new EnvBuilder(Opal, options.version, options.workers > 1, errors);

@@ -1,11 +1,12 @@
 # frozen_string_literal: true
 
-# Pub/sub across a cluster's workers, for test/test_pubsub_cluster.rb. A WebSocket to
-# /sub?c=CHANNEL subscribes (its first message says which worker took it: "pid PID"); a
-# message "channel:text" publishes text to channel; "burst CHANNEL N SIZE" publishes N
-# messages of SIZE bytes ("m0 xxx...", "m1 xxx...") and answers "sent". An engine given by
-# UP_TEST_ENGINE_LOG is attached and writes each subscribe/unsubscribe it hears of to that
-# file, one line each.
+# Pub/sub across a cluster's workers, for test/test_pubsub_cluster.rb and
+# test/test_pubsub_redis_servers.rb. A WebSocket to /sub?c=CHANNEL subscribes to the channel,
+# to /sub?p=PATTERN to the glob pattern, to /sub?c=C&p=P to both (its first message says which
+# worker took it: "pid PID"); a message "channel:text" publishes text to channel; "burst
+# CHANNEL N SIZE" publishes N messages of SIZE bytes ("m0 xxx...", "m1 xxx...") and answers
+# "sent". An engine given by UP_TEST_ENGINE_LOG is attached and writes each
+# subscribe/unsubscribe it hears of to that file, one line each.
 require "uri"
 
 # Records what an attached engine is told, in the master (workers fork with it attached).
@@ -33,8 +34,9 @@ Up::PubSub.attach(FileEngine.new(ENV["UP_TEST_ENGINE_LOG"])) if ENV["UP_TEST_ENG
 class ClusterHandler
   def on_open(client)
     client.write("pid #{Process.pid}")
-    channel = URI.decode_www_form(client.env["QUERY_STRING"]).to_h["c"]
-    client.subscribe(channel) if channel
+    query = URI.decode_www_form(client.env["QUERY_STRING"]).to_h
+    client.subscribe(query["c"]) if query["c"]
+    client.subscribe(query["p"], match: :glob) if query["p"]
   end
 
   def on_message(client, data)

@@ -10,6 +10,7 @@ require "up/node/monitor"
 require "up/pub_sub"
 require "up/node/pub_sub_server"
 require "up/node/pub_sub_link"
+require "up/node/redis_engine"
 
 module Up
   # The Ruby half of up_node, compiled by Opal into the bundle before the app's config.ru
