@@ -251,7 +251,9 @@ static napi_value init(napi_env env, napi_value exports)
     if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok ||
         up_node_define_exchange(env, exports) != napi_ok ||
         up_node_define_sendfile(env, exports) != napi_ok ||
-        up_node_define_upgrades(env, exports) != napi_ok)
+        up_node_define_upgrades(env, exports) != napi_ok ||
+        up_node_define_tls(env, exports) != napi_ok ||
+        up_node_define_restart(env, exports) != napi_ok)
         return NULL;
     return exports;
 }
