@@ -67,11 +67,42 @@ static int set_cloexec(int fd, int on)
     return fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC);
 }
 
+/* The standard descriptors as a process started afresh gets them: Node's streams made them
+ * close-on-exec and non-blocking, and the new image must write its log to the same place.
+ * saved keeps what was there, for restore_stdio when exec fails. */
+typedef struct stdio_state_t {
+    int fd_flags[3];
+    int fl_flags[3];
+} stdio_state_t;
+
+static void reset_stdio(stdio_state_t *saved)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        saved->fd_flags[fd] = fcntl(fd, F_GETFD);
+        saved->fl_flags[fd] = fcntl(fd, F_GETFL);
+        if (saved->fd_flags[fd] >= 0)
+            fcntl(fd, F_SETFD, saved->fd_flags[fd] & ~FD_CLOEXEC);
+        if (saved->fl_flags[fd] >= 0)
+            fcntl(fd, F_SETFL, saved->fl_flags[fd] & ~O_NONBLOCK);
+    }
+}
+
+static void restore_stdio(const stdio_state_t *saved)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (saved->fd_flags[fd] >= 0)
+            fcntl(fd, F_SETFD, saved->fd_flags[fd]);
+        if (saved->fl_flags[fd] >= 0)
+            fcntl(fd, F_SETFL, saved->fl_flags[fd]);
+    }
+}
+
 /* execvpe(argv, env, keepFds): replaces this process's image with argv[0] (searched on PATH)
- * run with argv and env ("NAME=value" each), the same pid; keepFds stay open across it, every
- * other descriptor Node opened closes (they are close-on-exec). Signals Node ignores or blocks
- * are set back to their defaults first, as a process started afresh has them. Returns only when
- * exec fails: it throws, with the descriptors and signals as they were. */
+ * run with argv and env ("NAME=value" each), the same pid; the standard descriptors and
+ * keepFds stay open across it, every other descriptor Node opened closes (they are
+ * close-on-exec). Signals Node ignores or blocks, and the standard descriptors, are set back
+ * to what a process started afresh has first. Returns only when exec fails: it throws, with
+ * the descriptors and signals as they were. */
 static napi_value exec_in_place(napi_env env, napi_callback_info info)
 {
     size_t argc = 3;
@@ -111,8 +142,11 @@ static napi_value exec_in_place(napi_env env, napi_callback_info info)
             memset(&dfl, 0, sizeof(dfl));
             dfl.sa_handler = SIG_DFL;
             sigaction(SIGPIPE, &dfl, &old_pipe);
+            stdio_state_t stdio;
+            reset_stdio(&stdio);
             execvpe(args[0], args, envp);
             int saved = errno;
+            restore_stdio(&stdio);
             sigaction(SIGPIPE, &old_pipe, NULL);
             pthread_sigmask(SIG_SETMASK, &old, NULL);
             errno = saved;
