@@ -8,15 +8,13 @@
 # process; code that does not compile is said while the old code serves on; TTIN and TTOU add
 # and remove a worker, never the last. Under load (test/support/load_generator.rb: keep-alive
 # and new-connection clients throughout) nothing is refused and no request fails.
-require "fileutils"
-require "tmpdir"
 require_relative "helper"
-require_relative "support/cli_process"
-require_relative "support/load_generator"
+require_relative "support/lifecycle"
 require_relative "support/up_process"
 
 class TestUpRestart < Minitest::Test
   include UpTestHelpers
+  include LifecycleHelpers
 
   # "VERSION PID" for every request; each ?id=ID is appended to $UP_TEST_IDS with the pid, as
   # test/rackup/lifecycle.ru does (LoadGenerator.lost), through Node's fs: Opal cannot block,
@@ -31,19 +29,11 @@ class TestUpRestart < Minitest::Test
     }
   RUBY
 
+  # LifecycleHelpers' directory, ids file and teardown, with config.ru written there.
   def setup
     super
-    @dir = Dir.mktmpdir("up-restart")
     @rackup = File.join(@dir, "config.ru")
-    @ids_file = File.join(@dir, "ids")
     write_app("1")
-  end
-
-  def teardown
-    close_sockets
-    (@processes || []).each(&:stop)
-    FileUtils.remove_entry(@dir)
-    super
   end
 
   def write_app(version)
@@ -51,39 +41,21 @@ class TestUpRestart < Minitest::Test
   end
 
   def start_up(*args)
-    process = CLIProcess.new("-b", "127.0.0.1", "-p", "0", *args, @rackup, command: [RbConfig.ruby, UpProcess::EXE],
-                             env: { "XDG_CACHE_HOME" => UpProcess::CACHE, "UP_TEST_IDS" => @ids_file })
-    (@processes ||= []) << process
-    process
+    super(*args, app: @rackup, command: [RbConfig.ruby, UpProcess::EXE], env: { "XDG_CACHE_HOME" => UpProcess::CACHE })
   end
 
-  # The pids of workers 0...n once each has booted (in any order).
+  # The pids of workers 0...n once each has booted (in any order), as `up`'s primary says it.
   def booted(server, n)
     Array.new(n) { |i| server.wait_for(/worker #{i} \(pid (\d+)\) booted/)[1].to_i }
   end
 
-  def version_and_pid(port)
-    sock = TCPSocket.new("127.0.0.1", port)
-    sock.write("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
-    version, pid = read_response(sock).body.split
-    [version, pid.to_i]
-  ensure
-    sock&.close
-  end
-
   def assert_nothing_failed(result)
+    assert File.size?(@ids_file), "the app logged no ids: lost requests would go unseen"
     lost = LoadGenerator.lost(result, @ids_file)
     warn "load: #{name}: #{result}, #{lost.size} lost" if ENV["UP_LOAD_FIGURES"]
     assert_equal 0, result.refused, result.to_s
     assert_empty result.failed, result.to_s
     assert_empty lost, "requests the app took whose response never came"
-  end
-
-  def alive?(pid)
-    Process.kill(0, pid)
-    true
-  rescue Errno::ESRCH
-    false
   end
 
   def test_usr2_in_one_process_under_load_refuses_nothing_fails_nothing_and_serves_the_new_code

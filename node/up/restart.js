@@ -83,11 +83,17 @@ class OldWorkers {
     delete process.env[ENV_OLD_CHECKS];
     this.workers = pids.map((entry, i) => {
       const [pid, index] = entry.split(':').map(Number);
-      return { pid, index, fd: fds[i] };
+      return { pid, index, fd: Number.isInteger(fds[i]) && fds[i] > 2 ? fds[i] : -1 };
     });
     // A channel inherited open by this image must not be by the workers it forks, or the old
     // worker would never see it close.
-    this.workers.forEach((w) => addon.closeOnExec(w.fd));
+    for (const w of this.workers.filter((worker) => worker.fd >= 0)) {
+      try {
+        addon.closeOnExec(w.fd);
+      } catch (_) {
+        w.fd = -1; // not open: nothing keeps that worker, it drains by itself
+      }
+    }
     this.released = false;
     this.timer = null;
   }
@@ -96,15 +102,15 @@ class OldWorkers {
     return this.workers.length;
   }
 
-  // Closes their channels (they see the primary leave and stop) and sends each TERM, then
-  // waits for them; onGone(worker, how) for each as it exits.
-  release(onGone) {
+  // Closes their channels (they see the primary leave and stop) and sends each signal (TERM:
+  // drain; KILL for QUIT), then waits for them; onGone(worker, how) for each as it exits.
+  release(onGone, signal = 'SIGTERM') {
     if (this.released) return;
     this.released = true;
     for (const w of this.workers) {
       this.closeChannel(w);
       try {
-        process.kill(w.pid, 'SIGTERM');
+        process.kill(w.pid, signal);
       } catch (_) {
         // gone already: the reaper sees it
       }
@@ -152,7 +158,9 @@ function clusterRestarts(addon, options) {
     old,
     build: (done) => build(options, done),
     reexec(workers, log) {
-      const kept = [...workers.map((w) => ({ pid: w.process.pid, index: w.index, fd: w.process.channel.fd })),
+      // A worker whose channel is closed already is leaving: it is not handed over.
+      const open = workers.filter((w) => w.process.channel && w.process.channel.fd >= 0);
+      const kept = [...open.map((w) => ({ pid: w.process.pid, index: w.index, fd: w.process.channel.fd })),
         ...old.unreleased()];
       reexec(addon, options, log, {
         env: { [ENV_OLD_WORKERS]: kept.map((w) => `${w.pid}:${w.index}`).join(','),

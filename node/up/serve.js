@@ -115,7 +115,7 @@ function run(options) {
     controls.reloadCertificates();
   });
   if (cluster.isWorker) {
-    ignoreSignals(log, ['SIGUSR1', 'SIGUSR2', 'SIGTTIN', 'SIGTTOU'], () => `${name}: for the primary (pid ${process.ppid}); ignored`);
+    ignoreSignals(log, ['SIGUSR1', 'SIGUSR2', 'SIGTTIN', 'SIGTTOU'], (signal) => `${name}: ${signal} is for the primary (pid ${process.ppid}); ignored`);
   } else {
     process.on('SIGUSR2', () => controls.hotRestart('USR2'));
     process.on('SIGUSR1', () => controls.hotRestart('USR1 (one process: a phased restart is a restart in place)'));

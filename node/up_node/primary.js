@@ -74,7 +74,7 @@ function run(options, restarts = null) {
   let count = options.workers;
   let stopping = false;
   let busy = null; // the restart under way: 'hot' or 'phased'
-  let phase = null; // a phased restart: { index, fresh }
+  let phase = null; // a phased restart: the index it is at, its new worker, the old it waits for
   let status = 0;
   let announced = false;
 
@@ -99,7 +99,7 @@ function run(options, restarts = null) {
     stopping = true;
     status = exitStatus;
     phase = null;
-    if (old) old.release(oldGone);
+    if (old) old.release(oldGone, signal);
     const workers = everyWorker();
     workers.forEach((worker) => worker.process.kill(signal));
     setTimeout(() => everyWorker().forEach((worker) => worker.process.kill('SIGKILL')),

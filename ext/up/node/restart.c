@@ -49,7 +49,8 @@ static char **strings_of(napi_env env, napi_value list)
         napi_value v;
         size_t len;
         if (napi_get_element(env, list, i, &v) != napi_ok ||
-            napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok || len >= MAX_EXEC_STRING) {
+            napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok ||
+            len >= MAX_EXEC_STRING) {
             free_strings(out);
             return NULL;
         }
