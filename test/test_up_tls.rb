@@ -4,12 +4,15 @@
 # env: -s -c -k and ssl:// binds (Up::TLSSettings), rack.url_scheme https, HTTPS on, port 443
 # by default; SNI from tls_host; -a's chain; the key's passphrase from its command; session
 # tickets taken by every worker; and a certificate that does not load stops the start in one
-# line rather than serve plaintext. Clients verify against the tests' CA
-# (test/support/test_certificates.rb). Certificates are not reloaded on HUP yet.
+# line rather than serve plaintext; certificates reloaded from their files on HUP, in one
+# process and in every worker, seen by openssl s_client, while a connection made before goes
+# on and a file that does not load keeps the old ones. Clients verify against the tests' CA
+# (test/support/test_certificates.rb).
 require "json"
 require "net/http"
 require "open3"
 require "tmpdir"
+require "fileutils"
 require_relative "helper"
 require_relative "support/test_certificates"
 require_relative "support/up_process"
@@ -169,5 +172,73 @@ class TestUpTLS < Minitest::Test
     assert_match(%r{up: .*/nonexistent\.pem}, out)
     assert_equal 1, out.lines.grep(/^up: /).size, out
     refute_match(/listening on/, out)
+  end
+
+  # The serial of the certificate openssl s_client gets for localhost on a new connection.
+  def s_client_serial
+    out, = Open3.capture2e("openssl", "s_client", "-connect", "127.0.0.1:#{@port}", "-servername", "localhost",
+                           stdin_data: "")
+    pem = out[/-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----/m]
+    assert pem, "s_client got no certificate:\n#{out}"
+    OpenSSL::X509::Certificate.new(pem).serial
+  end
+
+  def copy_of(cert, dir)
+    files = TestCertificates::Issued.new(cert_file: File.join(dir, "cert.pem"), key_file: File.join(dir, "key.pem"))
+    FileUtils.cp(cert.cert_file, files.cert_file)
+    FileUtils.cp(cert.key_file, files.key_file)
+    files
+  end
+
+  # The files are rewritten in place, as a renewal does, then the block reloads them (and waits
+  # for the log to say so): new connections get the new certificate, the one made before goes
+  # on with the old.
+  def reloads(files)
+    kept = ssl_socket
+    assert_equal 200, request(kept).status
+    old = kept.peer_cert.serial
+    renewed = CA.issue("localhost")
+    FileUtils.cp(renewed.cert_file, files.cert_file)
+    FileUtils.cp(renewed.key_file, files.key_file)
+    yield
+    assert_equal renewed.cert.serial, s_client_serial, "new connections get the new certificate"
+    assert_equal 200, request(kept).status, "the connection made before goes on"
+    assert_equal old, kept.peer_cert.serial
+    renewed
+  end
+
+  def test_hup_reloads_the_certificates_and_one_that_does_not_load_keeps_the_old
+    Dir.mktmpdir do |dir|
+      files = copy_of(localhost, dir)
+      server = start_https(cert: files)
+      assert_equal localhost.cert.serial, s_client_serial
+      renewed = reloads(files) do
+        server.signal(:HUP)
+        server.wait_for(/HUP: reloaded the certificates \(CN = localhost\); new connections get them/)
+      end
+      File.write(files.cert_file, "not a certificate")
+      server.signal(:HUP)
+      server.wait_for(/HUP: the certificates were not reloaded, the old ones serve on: cannot load the certificate #{Regexp.escape(files.cert_file)}/)
+      assert_equal renewed.cert.serial, s_client_serial
+      assert_equal 200, request(ssl_socket).status
+    end
+  end
+
+  def test_hup_reloads_the_certificates_of_every_worker
+    Dir.mktmpdir do |dir|
+      files = copy_of(localhost, dir)
+      server = start_https("-w", "2", cert: files)
+      server.wait_for(/worker 0 \(pid \d+\) booted.*\n(?:.*\n)*.*worker 1 \(pid \d+\) booted|worker 1 \(pid \d+\) booted.*\n(?:.*\n)*.*worker 0 \(pid \d+\) booted/)
+      renewed = reloads(files) do
+        server.signal(:HUP)
+        server.wait_for(/worker \d: reloaded the certificates.*worker \d: reloaded the certificates/m)
+      end
+      # Both workers serve it: new connections land on either.
+      assert_equal [renewed.cert.serial], Array.new(6) { s_client_serial }.uniq
+      File.write(files.key_file, "not a key")
+      server.signal(:HUP)
+      server.wait_for(/worker \d: the certificates were not reloaded.*worker \d: the certificates were not reloaded/m)
+      assert_equal [renewed.cert.serial], Array.new(4) { s_client_serial }.uniq
+    end
   end
 end

@@ -2,21 +2,30 @@
 // The process that serves for `up`: loads the compiled app (the bundle stores it in
 // Up::Node.app, as for up_node), gives the engine (the up.node addon, on Node's own loop) the
 // limits and addresses, and hands each request to the Ruby handler (Up::Node::Handler, shared
-// with up_node) through an Exchange; the upgrades an app takes are websocket.js's. INT/TERM stop gracefully: no new connections, idle ones
-// closed, in-flight requests finished within --shutdown-timeout, status 0. QUIT stops at once,
-// HUP reopens the log file.
-
+// with up_node) through an Exchange; the upgrades an app takes are websocket.js's. Signals, as
+// up_ruby's single process (or its workers) takes them:
+//
+//   INT, TERM    graceful stop: no new connections, idle ones closed, in-flight requests
+//                finished within --shutdown-timeout, status 0
+//   QUIT         stop at once
+//   HUP          reopen the log file, load the certificates again (certificates.js)
+//   USR2, USR1   one process: restart in place (restart.js): the app is compiled, requests in
+//                flight finish, then the command is re-executed (same pid) on the same sockets;
+//                connections that come meanwhile wait in the backlog. A cluster worker leaves
+//                them to the primary.
+//   TTIN, TTOU   one process: logged and ignored (no workers)
 const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
-const { execSync } = require('node:child_process');
-const { Log, ignoreUnsupportedSignals } = require('../up_node/log');
+const { Log, ignoreSignals } = require('../up_node/log');
 const { escapedThrow, describeThrown } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
 const { Upgrades } = require('./websocket');
 const { WorkerLink } = require('../up_node/cluster_pubsub');
 const { attachRedis } = require('../up_node/redis_pubsub');
+const { tlsSettings, reloadCertificates } = require('./certificates');
+const restart = require('./restart');
 
 const ADDON = path.join(__dirname, '..', '..', 'lib', 'up', 'up.node');
 // How often a graceful stop looks whether the last connection is gone.
@@ -98,19 +107,28 @@ function run(options) {
   const index = process.env.UP_WORKER_INDEX;
   const name = cluster.isWorker ? `worker ${index}` : 'up';
   process.title = `up ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
-  const stop = gracefulStop(addon, options, log, name);
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  process.on('SIGQUIT', () => process.exit(0));
-  process.on('SIGHUP', () => log.reopen());
-  ignoreUnsupportedSignals(log);
+  const controls = signalControls(addon, options, log, name);
+  process.on('SIGINT', () => controls.stop());
+  process.on('SIGTERM', () => controls.stop());
+  process.on('SIGQUIT', () => controls.halt());
+  process.on('SIGHUP', () => {
+    controls.reopenLogs();
+    controls.reloadCertificates();
+  });
+  if (cluster.isWorker) {
+    ignoreSignals(log, ['SIGUSR1', 'SIGUSR2', 'SIGTTIN', 'SIGTTOU'], (signal) => `${name}: ${signal} is for the primary (pid ${process.ppid}); ignored`);
+  } else {
+    process.on('SIGUSR2', () => controls.hotRestart('USR2'));
+    process.on('SIGUSR1', () => controls.hotRestart('USR1 (one process: a phased restart is a restart in place)'));
+    ignoreSignals(log, ['SIGTTIN', 'SIGTTOU'], (signal) => `${signal}: one process (-w ${options.workers}), no worker to add or remove; ignored`);
+  }
   // A streaming body may write from a timer after the app returned; what it raises then has
   // no request to fail. It is logged, and the process goes on serving the others.
   process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
   if (cluster.isWorker) {
-    process.on('disconnect', stop); // the primary is gone
+    process.on('disconnect', () => controls.stop()); // the primary is gone (or let go of us)
     process.send({ listening: urls });
-    return;
+    return controls;
   }
   if (options.pid_file) {
     fs.writeFileSync(options.pid_file, `${process.pid}\n`);
@@ -118,23 +136,7 @@ function run(options) {
   }
   log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
   log.line(options.build_note);
-}
-
-// What the addon makes a listener's TLS context of (ext/up/node/tls.c): Up::TLSSettings' files
-// and the key's passphrase, which its command prints (Puma's key_password_command, as
-// Up::TLSSettings#password runs it), run in each process that loads the key. null: plain TCP.
-function tlsSettings(tls) {
-  if (!tls) return null;
-  const settings = { ...tls, key_password: null };
-  if (tls.key_password_command) {
-    try {
-      const out = execSync(tls.key_password_command, { stdio: ['ignore', 'pipe', 'ignore'] });
-      settings.key_password = out.toString().replace(/\r?\n$/, '');
-    } catch (error) {
-      throw new Error(`--key-password-command ${JSON.stringify(tls.key_password_command)} failed (exit ${error.status})`);
-    }
-  }
-  return settings;
+  return controls;
 }
 
 // WebSockets, event streams and pub/sub (websocket.js), and lib/up/pub_sub.rb's view of this
@@ -153,25 +155,68 @@ function startUpgrades(addon, options, log) {
   return upgrades;
 }
 
-// The INT/TERM handler: the engine stops accepting, closes idle connections and closes busy
+// What the signals of this process do, as named actions (a control endpoint calls them too):
+// stop() gracefully (INT, TERM): the engine stops accepting, closes idle connections and busy
 // ones after their response; the process exits 0 once none is left, or cuts them at
-// --shutdown-timeout.
-function gracefulStop(addon, options, log, name) {
+// --shutdown-timeout. halt() at once (QUIT). reopenLogs() and reloadCertificates() (HUP).
+// hotRestart(who) (USR2, USR1; one process): compile, drain as stop() does, re-execute.
+function signalControls(addon, options, log, name) {
   let stopping = false;
-  return () => {
-    if (stopping) return;
-    stopping = true;
-    log.line(`${name} stopping (pid ${process.pid})`);
+  let restarting = false;
+  // As up_ruby's log says it: "HUP: reloaded ..." in one process, "worker 0: reloaded ...".
+  const who = (signal) => (cluster.isWorker ? name : signal);
+
+  // Requests in flight finish (within --shutdown-timeout), then done().
+  const drain = (done) => {
     addon.stop();
     const deadline = Date.now() + options.shutdown_timeout * 1000;
     const check = () => {
       if (addon.numConns() > 0 && Date.now() < deadline) return setTimeout(check, STOP_POLL_MS);
       if (addon.numConns() > 0) addon.closeAll();
-      log.line(`${name} stopped`);
-      process.exit(0);
+      done();
     };
     check();
   };
+
+  const controls = {
+    stop() {
+      if (stopping) return;
+      stopping = true;
+      log.line(`${name} stopping (pid ${process.pid})`);
+      drain(() => {
+        log.line(`${name} stopped`);
+        process.exit(0);
+      });
+    },
+    halt() {
+      process.exit(0);
+    },
+    reopenLogs() {
+      log.reopen();
+    },
+    reloadCertificates() {
+      reloadCertificates(addon, options, log, who('HUP'));
+    },
+    hotRestart(signal) {
+      if (stopping || restarting || cluster.isWorker) return;
+      restarting = true;
+      log.line(`${signal}: restarting in place once the app is compiled and requests in flight finish (pid ${process.pid})`);
+      restart.build(options, (error) => {
+        if (stopping) return;
+        if (error) {
+          restarting = false;
+          log.line(`${signal}: the app does not compile; the old code serves on: ${error}`);
+          return;
+        }
+        drain(() => {
+          if (stopping) return process.exit(0); // a stop during the drain wins
+          restart.reexec(addon, options, log);
+          process.exit(1); // exec failed: the sockets were let go of
+        });
+      });
+    },
+  };
+  return controls;
 }
 
 module.exports = { run };

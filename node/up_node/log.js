@@ -46,10 +46,13 @@ class Log {
 // would end or stop the process (and USR1 would start the inspector), so they are logged.
 const UNSUPPORTED_SIGNALS = ['SIGUSR1', 'SIGUSR2', 'SIGTTIN', 'SIGTTOU'];
 
-function ignoreUnsupportedSignals(log) {
-  for (const signal of UNSUPPORTED_SIGNALS) {
-    process.on(signal, () => log.line(`${signal.slice(3)} is not supported by up_node; ignored`));
-  }
+// Each of signals is logged, in the words of why(name without SIG), and otherwise ignored.
+function ignoreSignals(log, signals, why) {
+  for (const signal of signals) process.on(signal, () => log.line(why(signal.slice(3))));
 }
 
-module.exports = { Log, ignoreUnsupportedSignals };
+function ignoreUnsupportedSignals(log) {
+  ignoreSignals(log, UNSUPPORTED_SIGNALS, (signal) => `${signal} is not supported by up_node; ignored`);
+}
+
+module.exports = { Log, ignoreSignals, ignoreUnsupportedSignals };

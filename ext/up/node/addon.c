@@ -254,7 +254,9 @@ static napi_value init(napi_env env, napi_value exports)
         up_node_define_exchange(env, exports) != napi_ok ||
         up_node_define_sendfile(env, exports) != napi_ok ||
         up_node_define_hijack(env, exports) != napi_ok ||
-        up_node_define_upgrades(env, exports) != napi_ok)
+        up_node_define_upgrades(env, exports) != napi_ok ||
+        up_node_define_tls(env, exports) != napi_ok ||
+        up_node_define_restart(env, exports) != napi_ok)
         return NULL;
     return exports;
 }

@@ -114,6 +114,11 @@ up_static_t *up_node_static_new(napi_env env, napi_value options, int *none);
  * exception pending that says in one line what is wrong (the engine's message for a file that
  * does not load). The JavaScript thread; reads files. */
 up_tls_context_t *up_node_tls_context(napi_env env, napi_value settings);
+/* tls.c: reloadTLS, HUP's certificate reload of the TLS listeners. */
+napi_status up_node_define_tls(napi_env env, napi_value exports);
+
+/* restart.c: execvpe, closeOnExec and reap, for the restarts of node/up/restart.js. */
+napi_status up_node_define_restart(napi_env env, napi_value exports);
 
 /* sendfile.c: sendFile, the response call for a file the engine sends (file_response.h). */
 napi_status up_node_define_sendfile(napi_env env, napi_value exports);

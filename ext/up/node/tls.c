@@ -1,6 +1,7 @@
 /* HTTPS for `up` (issue 21): the engine's TLS context (tls.h) of one listener, made from the
- * settings Up::TLSSettings gave its bind (Up::Node::AddonLauncher passes them as JSON, serve.js
- * adds the key's passphrase and hands them to adopt). */
+ * settings Up::TLSSettings gave its bind (Up::Node::AddonLauncher passes them as JSON,
+ * node/up/certificates.js adds the key's passphrase and hands them to adopt), and made again
+ * from the same files on HUP (reloadTLS). */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 
 /* A path or passphrase longer than this is refused (PATH_MAX on Linux). */
 #define MAX_SETTING 4096
+/* Listeners one reloadTLS may name: more than any bind list makes. */
+#define UP_NODE_MAX_TLS_LISTENERS 4096
 
 /* The strings a config points at, freed together: three per certificate and a host name per
  * SNI certificate, the passphrase and the ticket secret. */
@@ -131,4 +134,84 @@ up_tls_context_t *up_node_tls_context(napi_env env, napi_value settings)
     free(keep);
     free(hosts);
     return ctx;
+}
+
+/* The TLS listener on fd, or NULL. */
+static up_listener_t *tls_listener(up_server_t *server, int32_t fd)
+{
+    for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
+        if (l->watcher.fd == fd && l->transport == &up_transport_tls)
+            return l;
+    return NULL;
+}
+
+/* reloadTLS([[fd, settings], ...]): loads every listener's certificates again from their
+ * files, all or none: when one does not load, nothing changes and the exception says why in
+ * one line (the engine's message, naming the file). Otherwise each listener serves its new
+ * context from the loop's next wake-up; connections open go on with theirs. Returns the
+ * default certificate's subject of each, in order ("CN = localhost"). */
+static napi_value reload_tls(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value list, entry, fd_value, settings, result;
+    bool is_array = false;
+    uint32_t n = 0;
+    up_node_server_t *srv = up_node_server_of(env);
+    if (srv == NULL || srv->server == NULL) {
+        napi_throw_error(env, NULL, "reloadTLS before createServer");
+        return NULL;
+    }
+    if (napi_get_cb_info(env, info, &argc, &list, NULL, NULL) != napi_ok || argc < 1 ||
+        napi_is_array(env, list, &is_array) != napi_ok || !is_array ||
+        napi_get_array_length(env, list, &n) != napi_ok || n > UP_NODE_MAX_TLS_LISTENERS) {
+        napi_throw_error(env, NULL, "reloadTLS([[fd, settings], ...])");
+        return NULL;
+    }
+    up_tls_context_t **made = up_calloc(n ? n : 1, sizeof(*made));
+    up_listener_t **listeners = up_calloc(n ? n : 1, sizeof(*listeners));
+    uint32_t count = 0;
+    for (; count < n; count++) {
+        int32_t fd;
+        if (napi_get_element(env, list, count, &entry) != napi_ok ||
+            napi_get_element(env, entry, 0, &fd_value) != napi_ok ||
+            napi_get_element(env, entry, 1, &settings) != napi_ok ||
+            napi_get_value_int32(env, fd_value, &fd) != napi_ok) {
+            napi_throw_error(env, NULL, "reloadTLS([[fd, settings], ...])");
+            break;
+        }
+        listeners[count] = tls_listener(srv->server, fd);
+        if (listeners[count] == NULL) {
+            napi_throw_error(env, NULL, "reloadTLS: no TLS listener on that fd");
+            break;
+        }
+        made[count] = up_node_tls_context(env, settings);
+        if (made[count] == NULL)
+            break; /* its exception says why */
+    }
+    result = NULL;
+    if (count == n && napi_create_array_with_length(env, n, &result) == napi_ok) {
+        for (uint32_t i = 0; i < n; i++) {
+            char subject[256];
+            napi_value text;
+            up_server_any_replace_context(srv->server, &up_transport_tls,
+                                          listeners[i]->transport_ctx, made[i]);
+            if (up_tls_context_subject(made[i], NULL, subject, sizeof(subject)) != 0)
+                snprintf(subject, sizeof(subject), "?");
+            if (napi_create_string_utf8(env, subject, NAPI_AUTO_LENGTH, &text) == napi_ok)
+                napi_set_element(env, result, i, text);
+        }
+    }
+    for (uint32_t i = 0; i < count; i++)
+        up_tls_context_release(made[i]); /* the listener takes its own reference */
+    free(made);
+    free(listeners);
+    return result;
+}
+
+napi_status up_node_define_tls(napi_env env, napi_value exports)
+{
+    napi_property_descriptor props[] = {
+        {"reloadTLS", NULL, reload_tls, NULL, NULL, NULL, napi_default_jsproperty, NULL},
+    };
+    return napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
 }

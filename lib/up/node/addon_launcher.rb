@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "json"
+require "rbconfig"
 require_relative "../binder"
 require_relative "../tls_setup"
 require_relative "../up_ext"
@@ -19,12 +20,28 @@ module Up
     # inherits them too and the engine accepts on the shared sockets. A TLS bind (ssl://, or any
     # under -s) gets its settings beside its socket (listen_tls) and the engine serves it with
     # its TLS transport (ext/up/node/tls.c), as up_ruby does.
+    #
+    # Restarts (node/up/restart.js) run this command again: USR2 re-executes it in place, with
+    # the listening sockets in UP_LISTEN_FDS (Up::Binder adopts them) and, in a cluster, the
+    # old workers' channels in UP_OLD_CHECK_FDS, passed on to Node; and before a restart, with
+    # UP_BUILD_ONLY set, it only compiles the app, so code that does not compile is said while
+    # the old code still serves.
     class AddonLauncher < Launcher
       MAIN = File.join(Bundle::ROOT, "node", "up", "main.js")
       PROGRAM = "up"
       ADDON = File.join(Bundle::ROOT, "lib", "up", "up.node")
+      ENV_BUILD_ONLY = "UP_BUILD_ONLY"
+      ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS" # as Up::Cluster's, read by node/up/restart.js
 
-      # Does not return when Node starts (exec); raises StartError otherwise.
+      def initialize(options, hooks: nil)
+        super
+        # Taken before anything changes the process: what a restart runs, and where.
+        @restart = { argv: command_line, dir: Dir.pwd,
+                     env: { "NODE_PATH" => ENV.fetch("NODE_PATH", nil), "RACK_ENV" => ENV.fetch("RACK_ENV", nil) } }
+      end
+
+      # Does not return when Node starts (exec); raises StartError otherwise. With
+      # UP_BUILD_ONLY, returns 0 once the app is compiled.
       def run
         raise StartError, "#{ADDON} is missing: run bin/setup (or ext/up/node/build)" unless File.file?(ADDON)
 
@@ -34,12 +51,13 @@ module Up
         @static = StaticFiles.new(@options).to_h
         rackup = @options[:static_only] ? STATIC_ONLY_APP : @options[:rackup]
         raise StartError, "#{rackup} not found" unless File.file?(rackup)
+        return build_only(rackup) if ENV.delete(ENV_BUILD_ONLY)
 
         binder = listen
         bundle = Bundle.new(rackup)
         state = bundle.ensure_built
         note = format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds)
-        fds = binder.exec_fds
+        fds = binder.exec_fds + old_check_fds
         binder.sockets.each { |s| s.close_on_exec = false }
         exec(addon_env(bundle.path, note, binder), node, "--enable-source-maps", MAIN, **fds.to_h { |fd| [fd, fd] })
       rescue Bundle::CompileError => e
@@ -49,6 +67,26 @@ module Up
       end
 
       private
+
+      # The command line this process started with, as Up::Launcher.command_line reads it
+      # (Ruby's options included; rackup's consumed ones too).
+      def command_line
+        File.binread("/proc/self/cmdline").split("\0")
+      rescue SystemCallError
+        [RbConfig.ruby, $PROGRAM_NAME, *ARGV]
+      end
+
+      def build_only(rackup)
+        Bundle.new(rackup).ensure_built
+        0
+      end
+
+      # The previous image's workers' channels (a hot restart of a cluster), kept open for Node.
+      def old_check_fds
+        ENV.fetch(ENV_OLD_CHECKS, "").split(",").map { |fd| Integer(fd, 10) }
+      rescue ArgumentError
+        raise StartError, "#{ENV_OLD_CHECKS}=#{ENV.fetch(ENV_OLD_CHECKS)} is not a list of descriptors"
+      end
 
       # The binds (-s makes each serve HTTPS), their sockets, and what each TLS one serves
       # (Up::TLSSettings, as up_ruby resolves it). Every certificate is loaded here first, by
@@ -80,7 +118,8 @@ module Up
 
       def addon_env(bundle_path, note, binder)
         settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note,
-                                  listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static)
+                                  listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static,
+                                  restart: @restart.merge(listen_env: binder.exec_env.fetch(Binder::ENV_FDS)))
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,
           "RACK_ENV" => @options[:environment] || ENV["RACK_ENV"] || "development" }
       end
