@@ -12,6 +12,7 @@
 #include <node_api.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "access_log.h"
 #include "conn.h"
 #include "scratch.h"
 #include "server.h"
@@ -53,6 +54,7 @@ typedef struct up_node_slot_t {
     unsigned finished : 1; /* the response is complete (or failed) */
     unsigned deferred : 1; /* on_request returned: finishing returns the exchange */
     uint32_t next_free;
+    uint64_t started_ns; /* when on_request began, with an access log (served.c) */
 } up_node_slot_t;
 
 typedef struct up_node_server_t {
@@ -71,6 +73,9 @@ typedef struct up_node_server_t {
     up_static_t *static_files; /* the engine's static file handler (static.c), NULL for none */
     up_node_upgrades_t *upgrades; /* WebSockets, event streams, pub/sub (upgrades.h); NULL
                                    * until JavaScript sets them up */
+    up_access_log_t *access_log; /* --access-log (served.c), NULL when off */
+    uint64_t requests;           /* finished since start, static files included */
+    uint64_t static_served;      /* answered by the engine from files */
 } up_node_server_t;
 
 /* addon.c: the server of this Node environment (its instance data), NULL before createServer. */
@@ -90,6 +95,16 @@ void up_node_log(up_node_server_t *srv, const char *line);
  * (sendfile.c; websocket.c, where an upgrade ends the exchange). */
 up_node_slot_t *up_node_exchange_slot(napi_env env, up_node_server_t *srv, napi_value token);
 void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot);
+
+/* served.c: each finished request counted, and written to the access log when there is one
+ * (started_ns: when its on_request began; read only then). up_node_on_served is the engine's
+ * callback for a request it answered itself (server.h). JavaScript's openAccessLog,
+ * flushAccessLog, reopenAccessLog, closeAccessLog and stats. Loop thread. */
+uint64_t up_node_now_ns(void);
+void up_node_served(up_node_server_t *srv, up_conn_t *conn, uint64_t started_ns);
+void up_node_on_served(up_conn_t *conn, void *user);
+void up_node_access_log_free(up_node_server_t *srv);
+napi_status up_node_define_served(napi_env env, napi_value exports);
 
 /* static.c: the static file handler from options.static_files (Up::StaticFiles#to_h as JSON).
  * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set
