@@ -103,6 +103,9 @@ function run(options) {
   process.on('SIGQUIT', () => process.exit(0));
   process.on('SIGHUP', () => log.reopen());
   ignoreUnsupportedSignals(log);
+  // --access-log, and the figures for --control-url (here, or asked by the primary).
+  require('./access_log').startAccessLog(addon, options, log, name);
+  require('../up_node/control_server').serveStats(options, log, () => addon.stats());
   // A streaming body may write from a timer after the app returned; what it raises then has
   // no request to fail. It is logged, and the process goes on serving the others.
   process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));

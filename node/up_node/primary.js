@@ -110,6 +110,7 @@ function run(options) {
     live().forEach((worker) => worker.process.kill('SIGHUP'));
   });
   ignoreUnsupportedSignals(log);
+  require('./control_server').controlPrimary(options, log, slots); // --control-url (`up` only)
   for (let index = 0; index < options.workers; index++) fork(index);
 }
 

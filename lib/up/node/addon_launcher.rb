@@ -23,6 +23,9 @@ module Up
       MAIN = File.join(Bundle::ROOT, "node", "up", "main.js")
       PROGRAM = "up"
       ADDON = File.join(Bundle::ROOT, "lib", "up", "up.node")
+      # --control-url (node/up_node/control_server.js) and --access-log (ext/up/node/served.c)
+      # work on `up`; up_node still refuses them.
+      UNSUPPORTED = { redis_url: "--redis-url" }.freeze
 
       # Does not return when Node starts (exec); raises StartError otherwise.
       def run
@@ -30,6 +33,7 @@ module Up
 
         check_supported
         check_log_file
+        check_access_log
         # The engine's static file handler gets what up_ruby's gets (ext/up/node/static.c).
         @static = StaticFiles.new(@options).to_h
         rackup = @options[:static_only] ? STATIC_ONLY_APP : @options[:rackup]
@@ -78,8 +82,24 @@ module Up
         binds.map { |bind| bind.tls? ? settings.for(bind).merge(ticket_secret: secret) : nil }
       end
 
+      # As check_log_file: a file Node could not open is refused here, in one line.
+      def check_access_log
+        File.open(@options[:access_log], "a") { nil } if @options[:access_log]
+      rescue SystemCallError => e
+        raise StartError, "cannot open access log: #{e.message}"
+      end
+
+      # Where the control endpoint listens, for Node: { path: } or { host:, port: }; nil without
+      # --control-url (Up::Options checked its form).
+      def control_address
+        return nil unless @options[:control_url]
+
+        bind = Bind.parse(@options[:control_url], nil)
+        bind.unix? ? { path: bind.path } : { host: bind.host.delete_prefix("[").delete_suffix("]"), port: bind.port }
+      end
+
       def addon_env(bundle_path, note, binder)
-        settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note,
+        settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note, control: control_address,
                                   listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static)
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,
           "RACK_ENV" => @options[:environment] || ENV["RACK_ENV"] || "development" }
