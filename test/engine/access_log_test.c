@@ -35,6 +35,8 @@ static const line_case_t LINE_CASES[] = {
      "\"GET /\\x22x\\x5c HTTP/1.1\" 400 11 0.000000\n"},
     {"control and non-ASCII bytes escaped", "10.0.0.1", "GET", "/\x01\x7f\xff", 1, 200, 1, 999,
      "\"GET /\\x01\\x7f\\xff HTTP/1.1\" 200 1 0.000000\n"},
+    {"large figures in full", "10.0.0.2", "GET", "/big", 1, 101, 12345678901234ull,
+     86400123456789ull, "\"GET /big HTTP/1.1\" 101 12345678901234 86400.123456\n"},
     {"no address is a dash", "", "POST", "/p", 1, 500, 21, 1000,
      "\"POST /p HTTP/1.1\" 500 21 0.000001\n"},
 };
