@@ -170,6 +170,20 @@ class TestUpControl < Minitest::Test
     end
   end
 
+  def test_a_stale_socket_file_is_taken_and_a_live_one_refused
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "ctl.sock")
+      UNIXServer.new(path).close # what a killed server leaves
+      server = start_controlled(dir, "test/rackup/hello.ru")
+      server.wait_for(/control on unix:/)
+      assert_equal 1, stats["workers"]
+      second = start_up("--control-url", @ctl, "test/rackup/hello.ru", wait: false)
+      refute second.wait(timeout: 30).success?
+      assert_match(/up: cannot listen for control on unix:.*a server is listening on it already/, second.output)
+      assert_equal 1, stats["workers"], "the first one still answers"
+    end
+  end
+
   def test_up_node_still_refuses_them
     %w[--control-url=unix:///tmp/x.sock --access-log=/tmp/x.log].each do |flag|
       out, status = Open3.capture2e({ "XDG_CACHE_HOME" => UpProcess::CACHE }, RbConfig.ruby,

@@ -95,7 +95,21 @@ module Up
         return nil unless @options[:control_url]
 
         bind = Bind.parse(@options[:control_url], nil)
-        bind.unix? ? { path: bind.path } : { host: bind.host.delete_prefix("[").delete_suffix("]"), port: bind.port }
+        return { host: bind.host.delete_prefix("[").delete_suffix("]"), port: bind.port } unless bind.unix?
+
+        remove_stale_socket(bind.path)
+        { path: bind.path }
+      end
+
+      # A socket file nobody listens on is what a killed server leaves: Node takes its place,
+      # as up_ruby's Up::Binder does.
+      def remove_stale_socket(path)
+        return unless File.socket?(path)
+
+        Socket.unix(path).close
+        raise StartError, "cannot listen for control on unix://#{path}: a server is listening on it already"
+      rescue Errno::ECONNREFUSED
+        File.unlink(path)
       end
 
       def addon_env(bundle_path, note, binder)
