@@ -65,7 +65,8 @@ function startControl(options, log, report) {
 
   const stats = async () => ({
     started_at: iso8601(started),
-    uptime: Math.round(Number(process.hrtime.bigint() - startedAt) / 1e6) / 1e3,
+    // Seconds to the nanosecond: never a whole number, so JSON always writes it as a Float.
+    uptime: Number(process.hrtime.bigint() - startedAt) / 1e9,
     ...(await report()),
   });
 
