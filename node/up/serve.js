@@ -122,6 +122,9 @@ function run(options) {
     process.on('SIGUSR1', () => controls.hotRestart('USR1 (one process: a phased restart is a restart in place)'));
     ignoreSignals(log, ['SIGTTIN', 'SIGTTOU'], (signal) => `${signal}: one process (-w ${options.workers}), no worker to add or remove; ignored`);
   }
+  // --access-log, and the figures for --control-url (here, or asked by the primary).
+  require('./access_log').startAccessLog(addon, options, log, name);
+  require('../up_node/control_server').serveStats(options, log, () => addon.stats());
   // A streaming body may write from a timer after the app returned; what it raises then has
   // no request to fail. It is logged, and the process goes on serving the others.
   process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
@@ -210,6 +213,8 @@ function signalControls(addon, options, log, name) {
         }
         drain(() => {
           if (stopping) return process.exit(0); // a stop during the drain wins
+          // An exec runs no exit handler: the access log's last lines are written now.
+          addon.closeAccessLog();
           restart.reexec(addon, options, log);
           process.exit(1); // exec failed: the sockets were let go of
         });

@@ -294,6 +294,7 @@ function run(options, restarts = null) {
   } else {
     ignoreUnsupportedSignals(log);
   }
+  require('./control_server').controlPrimary(options, log, slots); // --control-url (`up` only)
   for (let index = 0; index < count; index++) slots[index] = fork(index);
   return actions;
 }

@@ -80,6 +80,7 @@ static void free_server(napi_env env, void *data, void *hint)
     if (srv->server != NULL)
         up_server_free(srv->server);
     up_static_free(srv->static_files); /* after the server: nothing asks it any more */
+    up_node_access_log_free(srv);
     if (srv->loop != NULL)
         up_loop_free(srv->loop);
     if (srv->upgrades != NULL)
@@ -135,7 +136,9 @@ static napi_value create_server(napi_env env, napi_callback_info info)
         free_server(env, srv, NULL);
         return throw_error(env, "createServer: cannot make the loop's handles");
     }
-    up_server_handler_t handler = {.on_request = up_node_on_request, .on_log = on_log, .user = srv};
+    up_server_handler_t handler = {
+        .on_request = up_node_on_request, .on_log = on_log, .user = srv,
+        .on_served = up_node_on_served};
     srv->server = up_server_new(srv->loop, &cfg, &handler);
     int no_static = 0;
     srv->static_files = up_node_static_new(env, argv[0], &no_static);
@@ -254,6 +257,7 @@ static napi_value init(napi_env env, napi_value exports)
         up_node_define_exchange(env, exports) != napi_ok ||
         up_node_define_sendfile(env, exports) != napi_ok ||
         up_node_define_hijack(env, exports) != napi_ok ||
+        up_node_define_served(env, exports) != napi_ok ||
         up_node_define_upgrades(env, exports) != napi_ok ||
         up_node_define_tls(env, exports) != napi_ok ||
         up_node_define_restart(env, exports) != napi_ok)

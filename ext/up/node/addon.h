@@ -12,6 +12,7 @@
 #include <node_api.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "access_log.h"
 #include "conn.h"
 #include "scratch.h"
 #include "server.h"
@@ -54,6 +55,7 @@ typedef struct up_node_slot_t {
     unsigned finished : 1; /* the response is complete (or failed) */
     unsigned deferred : 1; /* on_request returned: finishing returns the exchange */
     uint32_t next_free;
+    uint64_t started_ns; /* when on_request began, with an access log (served.c) */
 } up_node_slot_t;
 
 typedef struct up_node_server_t {
@@ -74,6 +76,9 @@ typedef struct up_node_server_t {
                                    * until JavaScript sets them up */
     up_node_hijacks_t *hijacks; /* sockets asked for and not handed over yet (hijack.c); NULL
                                  * before the first hijack */
+    up_access_log_t *access_log; /* --access-log (served.c), NULL when off */
+    uint64_t requests;           /* finished since start, static files included */
+    uint64_t static_served;      /* answered by the engine from files */
 } up_node_server_t;
 
 /* addon.c: the server of this Node environment (its instance data), NULL before createServer. */
@@ -102,6 +107,16 @@ const char *up_node_exchange_start(napi_env env, up_node_server_t *srv, up_node_
  * end of the environment, after the server is freed. */
 napi_status up_node_define_hijack(napi_env env, napi_value exports);
 void up_node_hijacks_free(up_node_hijacks_t *h);
+
+/* served.c: each finished request counted, and written to the access log when there is one
+ * (started_ns: when its on_request began; read only then). up_node_on_served is the engine's
+ * callback for a request it answered itself (server.h). JavaScript's openAccessLog,
+ * flushAccessLog, reopenAccessLog, closeAccessLog and stats. Loop thread. */
+uint64_t up_node_now_ns(void);
+void up_node_served(up_node_server_t *srv, up_conn_t *conn, uint64_t started_ns);
+void up_node_on_served(up_conn_t *conn, void *user);
+void up_node_access_log_free(up_node_server_t *srv);
+napi_status up_node_define_served(napi_env env, napi_value exports);
 
 /* static.c: the static file handler from options.static_files (Up::StaticFiles#to_h as JSON).
  * Returns the handler, or NULL with a JavaScript exception pending (a bad setting); *none set

@@ -66,6 +66,7 @@ static void release_slot(up_node_server_t *srv, up_node_slot_t *slot)
 static void finish_slot(up_node_server_t *srv, up_node_slot_t *slot)
 {
     slot->finished = 1;
+    up_node_served(srv, slot->conn, slot->started_ns);
     if (slot->deferred) {
         up_conn_lent_return(slot->conn);
         release_slot(srv, slot);
@@ -161,14 +162,17 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
     const up_http1_request_t *head = &req->head;
     if (req->body.len > MAX_BODY_TO_JS) {
         up_response_send_simple(conn, 413, "Content Too Large", 1);
+        up_node_served(srv, conn, up_node_now_ns());
         return UP_REQUEST_DONE;
     }
     int64_t token = take_slot(srv, conn);
     if (token < 0) {
         up_response_send_simple(conn, 503, "Service Unavailable", 1);
+        up_node_served(srv, conn, up_node_now_ns());
         return UP_REQUEST_DONE;
     }
     up_node_slot_t *slot = &srv->slots[token & (UP_NODE_MAX_SLOTS - 1)];
+    slot->started_ns = srv->access_log != NULL ? up_node_now_ns() : 0;
 
     /* The head as read: from the method to the end of the last slice. The parser's slices
      * are all in it but an absolute-form target's empty path (a static "/"). */
@@ -225,7 +229,7 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
             log_thrown(srv, error);
         if (!slot->finished) {
             fail_response(conn);
-            slot->finished = 1;
+            finish_slot(srv, slot); /* not deferred yet: the slot is released below */
         }
     }
     napi_close_handle_scope(env, scope);

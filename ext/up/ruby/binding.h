@@ -9,6 +9,7 @@
 #include <ruby/thread.h>
 #include <pthread.h>
 #include <time.h>
+#include "access_log.h"
 #include "conn.h"
 #include "loop_epoll.h"
 #include "response.h"
@@ -59,18 +60,6 @@ typedef struct up_rb_app_thread_t {
     int in_app;  /* running a request; under queue_lock */
     uint64_t call_started; /* when its request began; under queue_lock */
 } up_rb_app_thread_t;
-
-/* The access log's state (access_log.c). */
-typedef struct up_rb_access_log_t {
-    int fd; /* -1 when there is no access log */
-    char *path;
-    pthread_mutex_t lock;
-    size_t len;
-    time_t first_line; /* when the oldest line in buf was added */
-    time_t date_second;
-    char date[32];
-    char buf[65536];
-} up_rb_access_log_t;
 
 /* The engine's log lines, queued by whichever thread runs a turn (without the GVL) and
  * written by the main thread (turn.c). */
@@ -165,7 +154,7 @@ typedef struct up_rb_server_t {
     pthread_mutex_t pin_lock;
     struct pin_t *pins;
     up_rb_log_queue_t log_queue;
-    up_rb_access_log_t access_log; /* last: its buffer is large */
+    up_access_log_t access_log; /* last: its buffer is large (engine/access_log.h) */
 } up_rb_server_t;
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
@@ -291,14 +280,9 @@ void up_rb_pool_wake_main(up_rb_server_t *srv);
 void up_rb_watchdog_start(up_rb_server_t *srv);
 void up_rb_watchdog_stop(up_rb_server_t *srv);
 
-/* The access log (access_log.c). request: one line for the exchange conn has, which the
- * thread that ran it began at started_ns; flush: writes what is buffered if it is old
- * (force: in any case). */
-void up_rb_access_log_open(up_rb_server_t *srv, const char *path);
+/* A line in the access log (engine/access_log.h) for the exchange conn has, which the thread
+ * that ran it began at started_ns. */
 void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns);
-void up_rb_access_log_flush(up_rb_server_t *srv, int force);
-void up_rb_access_log_reopen(up_rb_server_t *srv);
-void up_rb_access_log_close(up_rb_server_t *srv);
 
 /* The engine's static file handler from Server.new's static: Hash (static.c); raises
  * ArgumentError. on_served is the engine's callback for the requests it answers. */

@@ -77,6 +77,11 @@ static void run_response_finished(finished_t *f)
     }
 }
 
+void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns)
+{
+    up_access_log_request(&srv->access_log, conn, up_rb_now_ns() - started_ns);
+}
+
 void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
 {
     uint64_t started_ns = srv->access_log.fd >= 0 ? up_rb_now_ns() : 0;

@@ -54,7 +54,7 @@ void up_rb_server_release(up_rb_server_t *srv)
     pthread_cond_destroy(&srv->watchdog_cond);
     pthread_mutex_destroy(&srv->loop_lock);
     pthread_mutex_destroy(&srv->pin_lock);
-    pthread_mutex_destroy(&srv->access_log.lock);
+    up_access_log_destroy(&srv->access_log);
     pthread_mutex_destroy(&srv->log_queue.lock);
     xfree(srv);
 }
@@ -83,7 +83,7 @@ static void server_free(void *p)
     if (srv->main_wake_fd >= 0)
         close(srv->main_wake_fd);
     srv->main_wake_fd = -1;
-    up_rb_access_log_close(srv);
+    up_access_log_close(&srv->access_log);
     up_rb_server_release(srv);
 }
 
@@ -112,9 +112,8 @@ static VALUE Server_alloc(VALUE klass)
     srv->main_wake_fd = -1;
     pthread_mutex_init(&srv->loop_lock, NULL);
     pthread_mutex_init(&srv->pin_lock, NULL);
-    pthread_mutex_init(&srv->access_log.lock, NULL);
+    up_access_log_init(&srv->access_log);
     pthread_mutex_init(&srv->log_queue.lock, NULL);
-    srv->access_log.fd = -1;
     return obj;
 }
 
@@ -251,8 +250,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     rb_iv_set(self, "@errors", NIL_P(errors) ? rb_gv_get("$stderr") : errors);
 
     VALUE access_log = opt(options, "access_log");
-    if (!NIL_P(access_log))
-        up_rb_access_log_open(srv, StringValueCStr(access_log));
+    if (!NIL_P(access_log) && up_access_log_open(&srv->access_log, StringValueCStr(access_log)) != 0)
+        rb_sys_fail(StringValueCStr(access_log));
     srv->loop = up_loop_new();
     if (srv->loop == NULL)
         rb_sys_fail("creating the event loop");
@@ -444,7 +443,7 @@ static VALUE Server_stats(VALUE self)
 /* reopen_access_log: after a log rotation (HUP). */
 static VALUE Server_reopen_access_log(VALUE self)
 {
-    up_rb_access_log_reopen(get(self));
+    up_access_log_reopen(&get(self)->access_log);
     return self;
 }
 

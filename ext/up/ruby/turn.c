@@ -117,7 +117,7 @@ int up_rb_turn(up_rb_server_t *srv, int timeout_ms)
     }
     up_loop_dispatch(srv->loop);
     up_rb_pool_publish(srv);
-    up_rb_access_log_flush(srv, 0);
+    up_access_log_flush(&srv->access_log, 0);
     return 0;
 }
 
@@ -128,7 +128,7 @@ void up_rb_finish(up_rb_server_t *srv)
     up_conn_loop_take_mail(srv->server);
     up_server_close_all(srv->server);
     up_loop_dispatch(srv->loop);
-    up_rb_access_log_flush(srv, 1);
+    up_access_log_flush(&srv->access_log, 1);
     up_rb_log_flush(srv);
 }
 

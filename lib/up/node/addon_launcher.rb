@@ -32,6 +32,9 @@ module Up
       ADDON = File.join(Bundle::ROOT, "lib", "up", "up.node")
       ENV_BUILD_ONLY = "UP_BUILD_ONLY"
       ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS" # as Up::Cluster's, read by node/up/restart.js
+      # --control-url (node/up_node/control_server.js), --access-log (ext/up/node/served.c) and
+      # --redis-url work on `up`; up_node still refuses the first two.
+      UNSUPPORTED = {}.freeze
 
       def initialize(options, hooks: nil)
         super
@@ -47,6 +50,7 @@ module Up
 
         check_supported
         check_log_file
+        check_access_log
         # The engine's static file handler gets what up_ruby's gets (ext/up/node/static.c).
         @static = StaticFiles.new(@options).to_h
         rackup = @options[:static_only] ? STATIC_ONLY_APP : @options[:rackup]
@@ -116,8 +120,38 @@ module Up
         binds.map { |bind| bind.tls? ? settings.for(bind).merge(ticket_secret: secret) : nil }
       end
 
+      # As check_log_file: a file Node could not open is refused here, in one line.
+      def check_access_log
+        File.open(@options[:access_log], "a") { nil } if @options[:access_log]
+      rescue SystemCallError => e
+        raise StartError, "cannot open access log: #{e.message}"
+      end
+
+      # Where the control endpoint listens, for Node: { path: } or { host:, port: }; nil without
+      # --control-url (Up::Options checked its form).
+      def control_address
+        return nil unless @options[:control_url]
+
+        bind = Bind.parse(@options[:control_url], nil)
+        return { host: bind.host.delete_prefix("[").delete_suffix("]"), port: bind.port } unless bind.unix?
+
+        remove_stale_socket(bind.path)
+        { path: bind.path }
+      end
+
+      # A socket file nobody listens on is what a killed server leaves: Node takes its place,
+      # as up_ruby's Up::Binder does.
+      def remove_stale_socket(path)
+        return unless File.socket?(path)
+
+        Socket.unix(path).close
+        raise StartError, "cannot listen for control on unix://#{path}: a server is listening on it already"
+      rescue Errno::ECONNREFUSED
+        File.unlink(path)
+      end
+
       def addon_env(bundle_path, note, binder)
-        settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note,
+        settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note, control: control_address,
                                   listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static,
                                   restart: @restart.merge(listen_env: binder.exec_env.fetch(Binder::ENV_FDS)))
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,

@@ -26,7 +26,7 @@ module Up
       # it (an upgrade) with a 404, as Up::StaticFiles::NOT_FOUND_APP does on up_ruby.
       STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
-      # rather than being ignored, as a bad value would.
+      # rather than being ignored, as a bad value would. A subclass names its own.
       UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
@@ -67,7 +67,7 @@ module Up
       end
 
       def check_supported
-        UNSUPPORTED.each do |key, flag|
+        self.class::UNSUPPORTED.each do |key, flag|
           raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key]
         end
         raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?

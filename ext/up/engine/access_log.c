@@ -1,22 +1,22 @@
-/* The access log (--access-log FILE): one line a request in the common log format, then the
- * time the request took in the app in seconds:
+/* The access log (access_log.h): one line a request in the common log format, then the time
+ * the request took in the app in seconds:
  *
  *   127.0.0.1 - - [23/Nov/2026:16:10:00 +0000] "GET /path?q=1 HTTP/1.1" 200 12 0.000153
  *
- * The thread that ran the request formats its line and appends it to a buffer; the buffer
- * goes to the file once it is half full, at most a second after its first line (loop turns
- * look, see turn.c), and at the stop: a write per many requests, none of them on the loop's
- * behalf. Bytes in the request line that could break the line (quotes, backslashes, control
- * and non-ASCII bytes) are written as \xHH. */
+ * Whoever finished the request formats its line and appends it to a buffer; the buffer goes
+ * to the file once it is half full, at most a second after its first line (the binding's
+ * turns or timer look: ext/up/ruby/turn.c, node/up/access_log.js), and at the stop: a write
+ * per many requests. Bytes in the request line that could break the line (quotes,
+ * backslashes, control and non-ASCII bytes) are written as \xHH. */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "binding.h"
+#include "access_log.h"
+#include "http1.h"
 
 /* Longest request target written; a longer one is cut, with "..." after it. */
 #define MAX_TARGET 2048
@@ -26,20 +26,41 @@ static int open_file(const char *path)
     return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 }
 
-void up_rb_access_log_open(up_rb_server_t *srv, const char *path)
+void up_access_log_init(up_access_log_t *log)
 {
-    up_rb_access_log_t *log = &srv->access_log;
-    log->fd = open_file(path);
-    if (log->fd < 0)
-        rb_sys_fail(path);
-    log->path = strdup(path);
-    if (log->path == NULL)
-        rb_memerror();
+    log->fd = -1;
+    log->path = NULL;
+    log->len = 0;
+    log->date_second = 0;
+    pthread_mutex_init(&log->lock, NULL);
+}
+
+void up_access_log_destroy(up_access_log_t *log)
+{
+    up_access_log_close(log);
+    pthread_mutex_destroy(&log->lock);
+}
+
+int up_access_log_open(up_access_log_t *log, const char *path)
+{
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return -1;
+    int fd = open_file(path);
+    if (fd < 0) {
+        int saved = errno;
+        free(copy);
+        errno = saved;
+        return -1;
+    }
+    log->fd = fd;
+    log->path = copy;
+    return 0;
 }
 
 /* Writes the buffer out; log->lock held. A failed write drops those lines: a full disk must
  * not stop the server. */
-static void flush_locked(up_rb_access_log_t *log)
+static void flush_locked(up_access_log_t *log)
 {
     size_t done = 0;
     while (done < log->len) {
@@ -53,9 +74,8 @@ static void flush_locked(up_rb_access_log_t *log)
     log->len = 0;
 }
 
-void up_rb_access_log_flush(up_rb_server_t *srv, int force)
+void up_access_log_flush(up_access_log_t *log, int force)
 {
-    up_rb_access_log_t *log = &srv->access_log;
     if (log->fd < 0 || log->len == 0)
         return;
     time_t now = time(NULL);
@@ -65,24 +85,23 @@ void up_rb_access_log_flush(up_rb_server_t *srv, int force)
     pthread_mutex_unlock(&log->lock);
 }
 
-void up_rb_access_log_reopen(up_rb_server_t *srv)
+int up_access_log_reopen(up_access_log_t *log)
 {
-    up_rb_access_log_t *log = &srv->access_log;
     if (log->fd < 0)
-        return;
+        return 0;
     int fd = open_file(log->path);
     if (fd < 0)
-        return; /* keep writing to the old one rather than lose lines */
+        return -1; /* keep writing to the old one rather than lose lines */
     pthread_mutex_lock(&log->lock);
     flush_locked(log);
     close(log->fd);
     log->fd = fd;
     pthread_mutex_unlock(&log->lock);
+    return 0;
 }
 
-void up_rb_access_log_close(up_rb_server_t *srv)
+void up_access_log_close(up_access_log_t *log)
 {
-    up_rb_access_log_t *log = &srv->access_log;
     if (log->fd < 0)
         return;
     pthread_mutex_lock(&log->lock);
@@ -117,8 +136,25 @@ static char *put_escaped(char *p, up_slice_t s, size_t max)
     return p;
 }
 
+/* Appends v in decimal, at least width digits (zeros in front); returns the new end. By hand
+ * rather than sprintf: this runs once a request. */
+static char *put_uint(char *p, uint64_t v, int width)
+{
+    char digits[20];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    while (n < width)
+        digits[n++] = '0';
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
 /* "[23/Nov/2026:16:10:00 +0000]", made once a second. log->lock held. */
-static const char *date_locked(up_rb_access_log_t *log, time_t now)
+static const char *date_locked(up_access_log_t *log, time_t now)
 {
     if (now != log->date_second) {
         struct tm tm;
@@ -129,12 +165,10 @@ static const char *date_locked(up_rb_access_log_t *log, time_t now)
     return log->date;
 }
 
-void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns)
+void up_access_log_request(up_access_log_t *log, const up_conn_t *conn, uint64_t took_ns)
 {
-    up_rb_access_log_t *log = &srv->access_log;
     const up_http1_request_t *head = &conn->req->head;
     const up_response_state_t *res = conn->res;
-    uint64_t took_ns = up_rb_now_ns() - started_ns;
     char line[4 * (MAX_TARGET + 64) + 256];
     char *p = line;
     const char *addr = conn->remote_addr[0] != '\0' ? conn->remote_addr : "-";
@@ -150,9 +184,17 @@ void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t sta
     p = put_escaped(p, head->method, 32);
     *p++ = ' ';
     p = put_escaped(p, head->target, MAX_TARGET);
-    p += sprintf(p, " HTTP/1.%d\" %d %llu %llu.%06llu\n", head->minor_version, res->status,
-                 (unsigned long long)res->body_bytes, (unsigned long long)(took_ns / 1000000000ull),
-                 (unsigned long long)(took_ns / 1000 % 1000000));
+    memcpy(p, " HTTP/1.", 8);
+    p = put_uint(p + 8, (uint64_t)(head->minor_version > 0 ? head->minor_version : 0), 1);
+    memcpy(p, "\" ", 2);
+    p = put_uint(p + 2, (uint64_t)(res->status > 0 ? res->status : 0), 1);
+    *p++ = ' ';
+    p = put_uint(p, res->body_bytes, 1);
+    *p++ = ' ';
+    p = put_uint(p, took_ns / 1000000000ull, 1);
+    *p++ = '.';
+    p = put_uint(p, took_ns / 1000 % 1000000, 6);
+    *p++ = '\n';
     size_t len = (size_t)(p - line);
 
     time_t now = time(NULL);
