@@ -77,6 +77,25 @@ class TestUpRestart < Minitest::Test
     assert server.wait.success?
   end
 
+  # An exec runs no exit handler: the access log's buffered lines are written before it, so
+  # every request the app took before the restart has its line.
+  def test_usr2_in_one_process_loses_no_access_log_line
+    log = File.join(@dir, "access.log")
+    server = start_up("-w", "1", "--access-log", log)
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    server.signal(:USR2)
+    server.wait_for(/listening on.*\n(?:.*\n)*.*listening on/)
+    load.wait_for_ok(200)
+    load.stop
+    server.signal(:TERM)
+    assert server.wait.success?
+    taken = File.readlines(@ids_file).map { |line| line.split.first }
+    logged = File.read(log).scan(/GET \/\?id=(\S+) /).flatten
+    refute_empty taken
+    assert_empty taken - logged, "requests the app took with no access log line"
+  end
+
   def test_usr1_in_one_process_restarts_in_place_too
     server = start_up("-w", "1")
     write_app("2")
