@@ -141,12 +141,14 @@ module Bench
               only: %w[up puma], default: false, expect: ->(body) { body.include?("<h1>Posts</h1>") },
               up_args: %w[--no-early-hints],
               up_note: "`--no-early-hints`: no 103 before each page, as under Puma (wrk would count it as a response)"),
-      # examples/sinatra's hello route on up_node against the same app on Puma (issue 24: at
-      # least as fast), and examples/roda on up_node against up_ruby (at least 0.5×).
+      # examples/sinatra's hello route on the Opal runtimes against the same app on Puma (issue
+      # 24: up_node at least as fast) and on up_ruby, and examples/roda on them against up_ruby
+      # (at least 0.5×).
       App.new(name: "sinatra", path: "examples/sinatra/config.ru", request_path: "/", needs: [],
-              only: %w[up_node puma], default: false, expect: ->(body) { body == "Hello from Sinatra\n" }),
+              only: %w[up_default up_node up_addon puma], default: false,
+              expect: ->(body) { body == "Hello from Sinatra\n" }),
       App.new(name: "roda", path: "examples/roda/config.ru", request_path: "/", needs: [],
-              only: %w[up_default up_node], default: false, expect: ->(body) { body == "Hello from Roda\n" }),
+              only: %w[up_default up_node up_addon], default: false, expect: ->(body) { body == "Hello from Roda\n" }),
       # Issue 20: WebSockets through the upgrade API, measured with bench/ws_load instead of
       # wrk. Falcon runs the same behaviour with async-websocket, Node with the npm ws package
       # (bench/config/ws_node.js). ws_idle holds 10,000 connections to the echo app.
