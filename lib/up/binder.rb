@@ -3,6 +3,7 @@
 require "io/nonblock"
 require "socket"
 require_relative "bind"
+require_relative "systemd/listen_fds"
 
 module Up
   # The listening sockets: opened from the binds at a cold start, or adopted from the previous
@@ -12,7 +13,8 @@ module Up
   # both families on one port); a Unix bind its socket file (a stale one left by a dead server
   # is replaced; one a live server listens on is an error). Up::Launcher creates it and owns
   # the sockets; the runners hand their numbers to Up::Server#listen_fd, which serves on them
-  # without closing them. It knows the bind of each socket (#bind_index), across a re-exec too
+  # without closing them. Under systemd socket activation (LISTEN_FDS) it adopts the sockets
+  # systemd passes instead of opening the binds (Up::Systemd::ListenFds). It knows the bind of each socket (#bind_index), across a re-exec too
   # (UP_LISTEN_FDS says "fd:index"), for the sockets that serve HTTPS (Up::TLSSetup).
   class Binder
     class Error < StandardError; end
@@ -38,7 +40,13 @@ module Up
     # bind and why, after closing what it opened.
     def bind
       fds = ENV.delete(ENV_FDS)
-      fds ? adopt(fds) : @binds.each { |b| b.unix? ? listen_unix(b) : listen_tcp(b) }
+      if fds
+        adopt(fds)
+      elsif (activated = Systemd::ListenFds.take)
+        adopt_activated(activated)
+      else
+        @binds.each { |b| b.unix? ? listen_unix(b) : listen_tcp(b) }
+      end
       self
     rescue Error
       close
@@ -123,6 +131,25 @@ module Up
       end
     rescue ArgumentError, SystemCallError => e
       raise Error, "the sockets #{ENV_FDS}=#{fds} a restart passed: #{e.message}"
+    end
+
+    # Socket activation: each socket serves as the bind for its address (so ssl://HOST:PORT
+    # or -s with the port of the .socket unit's ListenStream= makes it HTTPS), else as plain
+    # HTTP on a bind of its own.
+    def adopt_activated(activated)
+      activated.each do |socket, _name|
+        socket.nonblock = true
+        a = socket.local_address
+        index = @binds.index { |b| b.unix? ? a.unix? && b.path == a.unix_path : a.ip? && b.port == a.ip_port }
+        unless index
+          @binds += [Bind.parse(a.unix? ? "unix://#{a.unix_path}" : "tcp://#{address(a)}", 0)]
+          index = @binds.size - 1
+        end
+        @sockets << socket
+        @bind_indexes[socket.fileno] = index
+      end
+    rescue SystemCallError, Bind::Error => e
+      raise Error, "the sockets systemd passed (LISTEN_FDS): #{e.message}"
     end
 
     def listen_tcp(bind)
