@@ -1,0 +1,154 @@
+# frozen_string_literal: true
+
+# The metrics endpoint (--metrics-url) and --stop-delay, as Prometheus, a load balancer and
+# Kubernetes use them: /metrics read by a strict text-format parser while load runs, one
+# scrape covering every worker; /live; /ready read with curl, 503 from the moment a stop
+# begins while the server goes on answering for --stop-delay, and not one request failing.
+require_relative "helper"
+require_relative "support/lifecycle"
+require_relative "support/prometheus_text"
+require "open3"
+
+class TestMetrics < Minitest::Test
+  include UpTestHelpers
+  include LifecycleHelpers
+
+  def start_with_metrics(*args, **options)
+    server = start_up("--metrics-url", "tcp://127.0.0.1:0", *args, **options)
+    @metrics = server.wait_for(%r{metrics on http://127\.0\.0\.1:(\d+)})[1].to_i
+    server
+  end
+
+  # [status code, body] of curl on the metrics endpoint.
+  def curl(path, *args)
+    out, status = Timeout.timeout(15) do
+      Open3.capture2("curl", "-s", "-m", "10", "-w", "\n%{http_code}", *args, "http://127.0.0.1:#{@metrics}#{path}")
+    end
+    assert status.success?, "curl #{path} failed"
+    body, _, code = out.rpartition("\n")
+    [code.to_i, body]
+  end
+
+  def scrape
+    code, body = curl("/metrics", "-D", "-")
+    assert_equal 200, code
+    head, text = body.split("\r\n\r\n", 2)
+    assert_match %r{^content-type: text/plain; version=0\.0\.4}i, head
+    PrometheusText.new(text)
+  end
+
+  def test_metrics_under_load_parse_and_cover_every_worker
+    server = start_with_metrics("-w", "2", "-t", "2", "--worker-timeout", "4")
+    booted(server, 2)
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(300)
+    scrapes = Array.new(5) do
+      load.wait_for_ok(50)
+      scrape
+    end
+    result = load.stop
+    assert_empty result.failed
+    scrapes.each_cons(2) do |a, b| # counters never go back
+      %w[up_requests_total up_request_duration_seconds_count].each do |name|
+        a.find(name).each do |s|
+          later = b.find(name, **s.labels.transform_keys(&:to_sym))
+          assert_operator later.sum(&:value), :>=, s.value, "#{name}#{s.labels}"
+        end
+      end
+    end
+    # Heartbeats bring each worker's counters to the master within a second (--worker-timeout 4).
+    final = nil
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    loop do
+      final = scrape
+      break if final.sum("up_requests_total", status: 200) >= result.ok
+      raise "the scrape never caught up with #{result.ok} requests" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+
+      sleep 0.3
+    end
+    assert_equal %w[0 1], final.find("up_requests_total", status: 200).map { |s| s.labels["worker"] }.sort,
+                 "both workers served and both are in one scrape"
+    assert_equal final.sum("up_requests_total"), final.sum("up_request_duration_seconds_count")
+    assert_equal %w[0 1], final.find("up_resident_memory_bytes").map { |s| s.labels["worker"] }.sort
+    final.find("up_resident_memory_bytes").each { |s| assert_operator s.value, :>, 1_000_000 }
+    assert_equal 2, final.sum("up_workers")
+    assert_equal 2, final.sum("up_workers_booted")
+    assert_equal 4, final.sum("up_threads"), "-t 2 in each of 2 workers"
+    assert_equal 1, final.sum("up_ready")
+    %w[up_connections up_websocket_clients up_sse_clients up_busy_threads up_queued_requests
+       up_pubsub_published_total up_worker_restarts_total].each { |name| refute_empty final.find(name), name }
+    # The app sleeps 5 ms a request: the sum of durations says so.
+    assert_operator final.sum("up_request_duration_seconds_sum"), :>=, 0.004 * final.sum("up_request_duration_seconds_count")
+  end
+
+  def test_a_killed_worker_shows_as_a_restart_and_statuses_are_told_apart
+    server = start_with_metrics("-w", "2", "--worker-timeout", "4")
+    pid = booted(server, 2).first
+    Process.kill(:KILL, pid)
+    server.wait_for(/worker 0 booted \(pid (?!#{pid})\d+\)/)
+    assert_equal 1, scrape.sum("up_worker_restarts_total", worker: 0)
+    code, body = curl("/nope", "-X", "POST")
+    assert_equal 405, code, body
+    assert_equal 404, curl("/nope").first
+    assert_equal [200, "live\n"], curl("/live")
+  end
+
+  def test_single_process_metrics_count_by_status
+    server = start_with_metrics("-w", "1", app: "test/rackup/features.ru")
+    3.times { get("/", port: server.port) }
+    2.times { get("/fail", port: server.port) }
+    metrics = scrape
+    assert_equal 1, metrics.sum("up_workers")
+    assert_equal 3, metrics.sum("up_requests_total", status: 200)
+    assert_equal 2, metrics.sum("up_requests_total", status: 500)
+    assert_equal 5, metrics.sum("up_request_duration_seconds_count")
+  end
+
+  def test_ready_turns_503_at_once_on_term_and_stop_delay_fails_no_request
+    server = start_with_metrics("-w", "2", "-t", "2", "--stop-delay", "2")
+    booted(server, 2)
+    assert_equal [200, "ready\n"], curl("/ready")
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    server.signal(:TERM)
+    # From the moment the stop begins: the probe reports 503 well within the delay.
+    assert_equal [503, "not ready\n"], curl("/ready")
+    served_when_not_ready = load.ok
+    server.wait_for(/TERM: stopping 2 workers/)
+    served_in_delay = load.ok - served_when_not_ready
+    assert server.wait.success?
+    result = load.stop
+    lost = LoadGenerator.lost(result, @ids_file)
+    report("TERM with --stop-delay 2", result, lost)
+    assert_operator served_in_delay, :>, 50, "requests go on being answered during --stop-delay"
+    assert_empty result.failed
+    assert_empty lost
+    assert_match(/TERM: not ready; serving 2\.0 s more before stopping/, server.output)
+  end
+
+  def test_stop_delay_in_a_single_process
+    server = start_with_metrics("-w", "1", "-t", "2", "--stop-delay", "1.5")
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(100)
+    server.signal(:TERM)
+    assert_equal 503, curl("/ready").first
+    served_when_not_ready = load.ok
+    load.wait_for_ok(50, timeout: 1.4)
+    assert server.wait.success?
+    result = load.stop
+    assert_operator load.ok - served_when_not_ready, :>=, 50
+    assert_empty result.failed
+    assert_empty LoadGenerator.lost(result, @ids_file)
+  end
+
+  def test_a_second_term_ends_the_delay
+    server = start_with_metrics("-w", "2", "--stop-delay", "60")
+    booted(server, 2)
+    server.signal(:TERM)
+    server.wait_for(/not ready; serving 60\.0 s more/)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    server.signal(:TERM)
+    assert server.wait(timeout: 20).success?
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 15
+  end
+end
