@@ -151,4 +151,37 @@ class TestMetrics < Minitest::Test
     assert server.wait(timeout: 20).success?
     assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 15
   end
+
+  def test_the_config_file_sets_them_too
+    config = File.join(@dir, "up.rb")
+    File.write(config, <<~RUBY)
+      metrics_url "unix://#{@dir}/metrics.sock"
+      stop_delay 0.5
+      worker_max_rss 4096
+    RUBY
+    server = start_up("-w", "2", "-C", config)
+    server.wait_for(%r{metrics on unix://#{Regexp.escape(@dir)}/metrics\.sock})
+    booted(server, 2)
+    out, = Timeout.timeout(15) do
+      Open3.capture2("curl", "-s", "-m", "10", "--unix-socket", "#{@dir}/metrics.sock", "http://localhost/ready")
+    end
+    assert_equal "ready\n", out
+    server.signal(:TERM)
+    server.wait_for(/not ready; serving 0\.5 s more/)
+    assert server.wait.success?
+  end
+
+  def test_bad_values_are_refused_in_one_line
+    [
+      [%w[--metrics-url 127.0.0.1:9394], /--metrics-url must be tcp:\/\/HOST:PORT or unix:\/\/PATH/],
+      [%w[--stop-delay -1], /--stop-delay must be between 0 \(never\) and 86400 seconds/],
+      [%w[--worker-max-rss -5], /--worker-max-rss must not be negative/]
+    ].each do |args, message|
+      out, status = Timeout.timeout(20) do
+        Open3.capture2e(RbConfig.ruby, CLIProcess::EXE, *args, "test/rackup/hello.ru", chdir: CLIProcess::ROOT)
+      end
+      assert_equal 1, status.exitstatus, out
+      assert_match message, out
+    end
+  end
 end
