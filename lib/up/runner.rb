@@ -4,7 +4,7 @@ require "time"
 require_relative "control_server"
 require_relative "lifecycle"
 require_relative "metrics/app"
-require_relative "metrics/server"
+require_relative "side_listener"
 require_relative "server"
 require_relative "signal_pipe"
 require_relative "static_files"
@@ -54,7 +54,13 @@ module Up
     # The control endpoint, when --control-url asks for one (Up::ControlServer).
     def start_control
       @control = ControlServer.new(@options, self, @log).start if @options[:control_url]
-      @metrics = Metrics::Server.new(@options[:metrics_url], Metrics::App.new(self, @lifecycle), @log).start if @options[:metrics_url]
+      start_metrics if @options[:metrics_url]
+    end
+
+    # --metrics-url: /metrics, /live and /ready (Up::Metrics::App).
+    def start_metrics
+      @metrics, urls = SideListener.new(@options[:metrics_url], Metrics::App.new(self, @lifecycle), @log, "metrics").start
+      @log.call("metrics on #{urls.join(", ")} (/metrics, /live, /ready)")
     end
 
     def stop_control
