@@ -184,4 +184,17 @@ class TestMetrics < Minitest::Test
       assert_match message, out
     end
   end
+
+  def test_the_node_runtimes_refuse_them_rather_than_ignore_them
+    %w[up_node up].each do |program|
+      [%w[--metrics-url tcp://127.0.0.1:0], %w[--stop-delay 5], %w[--worker-max-rss 512]].each do |args|
+        out, status = Timeout.timeout(30) do
+          Open3.capture2e(RbConfig.ruby, File.join(CLIProcess::ROOT, "exe", program), *args, "test/rackup/hello.ru",
+                          chdir: CLIProcess::ROOT)
+        end
+        assert_equal 1, status.exitstatus, out
+        assert_match(/#{args.first} is not supported by #{program} yet/, out)
+      end
+    end
+  end
 end
