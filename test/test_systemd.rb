@@ -8,6 +8,7 @@
 require_relative "helper"
 require_relative "support/lifecycle"
 require_relative "support/notify_listener"
+require_relative "support/test_certificates"
 require "open3"
 
 class TestSystemd < Minitest::Test
@@ -109,6 +110,26 @@ class TestSystemd < Minitest::Test
     assert server.wait.success?
   ensure
     sock&.close
+  end
+
+  # A passed socket serves HTTPS when an ssl:// bind names its port; one no bind names serves
+  # plain HTTP.
+  def test_an_activated_socket_on_an_ssl_bind_port_serves_https
+    cert = TestCertificates.ca.issue("localhost")
+    tls_port = free_port
+    plain_port = free_port
+    server = activate(["-l", "127.0.0.1:#{tls_port}", "-l", "127.0.0.1:#{plain_port}"],
+                      ["-w", "1", "-b", "ssl://127.0.0.1:#{tls_port}?cert=#{cert.cert_file}&key=#{cert.key_file}"])
+    out, err, status = Timeout.timeout(30) do
+      Open3.capture3("curl", "-sS", "--cacert", TestCertificates.ca.ca_file, "--resolve",
+                     "localhost:#{tls_port}:127.0.0.1", "https://localhost:#{tls_port}/")
+    end
+    assert status.success?, err
+    assert_equal "1", out.split.first
+    server.wait_for(%r{listening on https://127\.0\.0\.1:#{tls_port}, http://127\.0\.0\.1:#{plain_port}})
+    assert_equal "1", version_and_pid(plain_port).first
+    server.signal(:TERM)
+    assert server.wait.success?
   end
 
   # docs/systemd/up.service and up.socket as systemd would run them: ListenStream= and
