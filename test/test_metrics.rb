@@ -185,9 +185,49 @@ class TestMetrics < Minitest::Test
     end
   end
 
-  def test_the_node_runtimes_refuse_them_rather_than_ignore_them
-    %w[up_node up].each do |program|
-      [%w[--metrics-url tcp://127.0.0.1:0], %w[--stop-delay 5], %w[--worker-max-rss 512]].each do |args|
+  UP_NODE = [RbConfig.ruby, File.join(CLIProcess::ROOT, "exe", "up_node")].freeze
+
+  # up_node: the same endpoint, names and --stop-delay, from its primary and its workers.
+  def test_up_node_metrics_and_stop_delay_under_load
+    server = start_with_metrics("-w", "2", "--stop-delay", "2", app: "test/rackup/hello.ru", command: UP_NODE)
+    server.wait_for(/worker 1 \(pid \d+\) booted/)
+    server.wait_for(/worker 0 \(pid \d+\) booted/)
+    assert_equal [200, "ready\n"], curl("/ready")
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    metrics = scrape
+    assert_equal %w[0 1], metrics.find("up_requests_total", status: 200).map { |s| s.labels["worker"] }.sort
+    assert_operator metrics.sum("up_requests_total", status: 200), :>=, 200
+    assert_equal metrics.sum("up_requests_total"), metrics.sum("up_request_duration_seconds_count")
+    assert_equal 2, metrics.find("up_resident_memory_bytes").size
+    server.signal(:TERM)
+    assert_equal [503, "not ready\n"], curl("/ready")
+    served_when_not_ready = load.ok
+    server.wait_for(/worker \d stopping/)
+    served_in_delay = load.ok - served_when_not_ready
+    assert server.wait.success?
+    result = load.stop
+    assert_operator served_in_delay, :>, 50, "requests go on being answered during --stop-delay"
+    assert_empty result.failed
+  end
+
+  def test_up_node_single_process_metrics_and_stop_delay
+    server = start_with_metrics("-w", "1", "--stop-delay", "1", app: "test/rackup/hello.ru", command: UP_NODE)
+    3.times { get("/", port: server.port) }
+    get("/nope", port: server.port)
+    metrics = scrape
+    assert_equal 1, metrics.sum("up_workers")
+    assert_equal 4, metrics.sum("up_requests_total", status: 200), "hello.ru answers every path"
+    server.signal(:TERM)
+    assert_equal 503, curl("/ready").first
+    assert_equal "Hello World", get("/", port: server.port).body, "still served during --stop-delay"
+    assert server.wait.success?
+  end
+
+  def test_the_node_runtimes_refuse_what_they_do_not_have
+    { "up_node" => [%w[--worker-max-rss 512]],
+      "up" => [%w[--metrics-url tcp://127.0.0.1:0], %w[--stop-delay 5], %w[--worker-max-rss 512]] }.each do |program, cases|
+      cases.each do |args|
         out, status = Timeout.timeout(30) do
           Open3.capture2e(RbConfig.ruby, File.join(CLIProcess::ROOT, "exe", program), *args, "test/rackup/hello.ru",
                           chdir: CLIProcess::ROOT)
