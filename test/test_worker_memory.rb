@@ -55,4 +55,11 @@ class TestWorkerMemory < Minitest::Test
     refute_match(/past --worker-max-rss/, server.output)
     assert_equal 2, server.output.scan(/worker \d booted/).size
   end
+
+  def test_one_process_says_it_cannot_replace_itself
+    server = start_up("-w", "1", "--worker-max-rss", "100")
+    server.wait_for(/--worker-max-rss needs workers \(-w 2 or more\)/)
+    server.signal(:TERM)
+    assert server.wait.success?
+  end
 end

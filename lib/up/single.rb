@@ -26,6 +26,8 @@ module Up
       Process.setproctitle(title(nil))
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
+      @log.call("--worker-max-rss needs workers (-w 2 or more): one process has no one to hand over to; ignored") \
+        if @options[:worker_max_rss].positive?
       control = Thread.new { control(signals) }
       start_control
       @lifecycle.serving(status_text)
