@@ -108,8 +108,33 @@ class TestSystemd < Minitest::Test
     assert_equal "2", unix_get(unix).split.first
     server.signal(:TERM)
     assert server.wait.success?
+    assert File.socket?(unix), "the socket file is systemd's: it stays"
   ensure
     sock&.close
+  end
+
+  # What systemd does after a stop: it keeps the socket and listens on. Here the test holds
+  # it, as systemd would, and passes it as fd 3 to a shell that execs UP! with LISTEN_PID set
+  # to its own pid; a hot restart and a stop later, the socket still takes connections.
+  def test_a_stop_leaves_the_passed_socket_listening_for_the_next_start
+    listener = TCPServer.new("127.0.0.1", 0)
+    port = listener.addr[1]
+    env = { "LISTEN_FDS" => "1", "UP_TEST_VERSION_FILE" => @version_file, "UP_TEST_IDS" => @ids_file }
+    script = 'LISTEN_PID=$$ exec "$0" "$@"'
+    server = CLIProcess.new("-w", "2", APP, command: ["sh", "-c", script, RbConfig.ruby, CLIProcess::EXE],
+                            env: env, wait: false, pass: { 3 => listener })
+    (@processes ||= []) << server
+    server.wait_for(%r{listening on http://127\.0\.0\.1:#{port}})
+    assert_equal "1", version_and_pid(port).first
+    server.signal(:USR2)
+    server.wait_for(/hot restart: 2 new workers serve/)
+    server.signal(:TERM)
+    assert server.wait.success?
+    client = TCPSocket.new("127.0.0.1", port)
+    accepted = Timeout.timeout(5) { listener.accept }
+    assert accepted, "the socket listens after UP! stopped"
+  ensure
+    [client, accepted, listener].each { |io| io&.close }
   end
 
   # A passed socket serves HTTPS when an ssl:// bind names its port; one no bind names serves

@@ -20,6 +20,8 @@ module Up
     class Error < StandardError; end
 
     ENV_FDS = "UP_LISTEN_FDS"
+    # Set across a re-exec when the sockets are systemd's (socket activation).
+    ENV_ACTIVATED = "UP_LISTEN_FDS_ACTIVATED"
     BACKLOG = 1024
 
     attr_reader :sockets
@@ -40,6 +42,7 @@ module Up
     # bind and why, after closing what it opened.
     def bind
       fds = ENV.delete(ENV_FDS)
+      @activated = ENV.delete(ENV_ACTIVATED) == "1"
       if fds
         adopt(fds)
       elsif (activated = Systemd::ListenFds.take)
@@ -75,7 +78,8 @@ module Up
     # cleared) and the new image finds them in the environment.
     def exec_env
       @sockets.each { |s| s.close_on_exec = false }
-      { ENV_FDS => @sockets.map { |s| "#{s.fileno}:#{bind_index(s)}" }.join(",") }
+      { ENV_FDS => @sockets.map { |s| "#{s.fileno}:#{bind_index(s)}" }.join(","),
+        ENV_ACTIVATED => @activated ? "1" : nil }.compact
     end
 
     def exec_fds
@@ -85,9 +89,12 @@ module Up
     # At a final stop: the sockets stop listening now, in every process that shares them, so
     # new connections are refused at once instead of waiting in the backlog while workers
     # drain and being reset when the last one exits. A server still watching one sees accept
-    # fail with EINVAL and stops accepting on it (ext/up/engine/server.c).
+    # fail with EINVAL and stops accepting on it (ext/up/engine/server.c). Not the sockets
+    # systemd passed: it keeps listening on them, and what comes meanwhile waits in their
+    # backlog for the next start.
     def shutdown
       @sockets.each do |s|
+        next if @activated
         s.shutdown(Socket::SHUT_RDWR)
       rescue SystemCallError, IOError
         nil
@@ -95,11 +102,12 @@ module Up
     end
 
     # Closes the sockets and removes the socket files: the final stop (a re-exec keeps them).
+    # The files of sockets systemd passed are its own.
     def close
       @sockets.each do |s|
         next if s.closed?
 
-        path = s.local_address.unix_path if s.local_address.unix?
+        path = s.local_address.unix_path if s.local_address.unix? && !@activated
         s.close
         File.unlink(path) if path && File.socket?(path)
       rescue SystemCallError, IOError
@@ -137,6 +145,7 @@ module Up
     # or -s with the port of the .socket unit's ListenStream= makes it HTTPS), else as plain
     # HTTP on a bind of its own.
     def adopt_activated(activated)
+      @activated = true
       activated.each do |socket, _name|
         socket.nonblock = true
         a = socket.local_address

@@ -129,6 +129,8 @@ module Up
         spawn_missing
         advance_phase
         watch_workers
+        # READY=1 once every index serves; after a hot restart, once the old workers are gone.
+        @lifecycle.serving(status_text) if all_serving? && @handles.none?(&:inherited?)
         break if @state == :restarting || (@state == :stopping && @handles.empty?)
 
         wait
@@ -298,7 +300,6 @@ module Up
     def on_booted(handle)
       @boot_failures.delete(handle.index)
       release_old_workers
-      @lifecycle.serving(status_text) if all_serving?
     end
 
     # A worker of this image's phase serves at every index.
