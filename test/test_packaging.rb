@@ -133,6 +133,18 @@ class TestPackaging < Minitest::Test
     assert_match(/\Aup: the Node addon was not built .*Node's headers .*"gem pristine opal-up"\n\z/, output)
   end
 
+  # What gem install runs first: without Node's headers the Makefile builds the MRI extension
+  # alone, so the gem still installs.
+  def test_extconf_leaves_the_addon_out_without_nodes_headers
+    build = make_app("extconf-without-node", nil, {})
+    env = { "NODE_INCLUDE" => File.join(build, "no-node-headers") }
+    output = execute!(build, RbConfig.ruby, File.join(ROOT, "ext", "up", "extconf.rb"), env: env)
+    assert_match(/checking for Node's headers in .*no-node-headers\.\.\. no/, output)
+    plan = execute!(build, "make", "-n")
+    assert_includes plan, "up_ext.#{RbConfig::CONFIG["DLEXT"]}"
+    refute_includes plan, "up.node"
+  end
+
   # Bundler builds no extension for a path gem: its first start says how to build it.
   def test_a_path_gem_without_its_extension_says_how_to_build_it
     checkout = File.join(@install.dir, "checkout")
