@@ -12,8 +12,9 @@ binding = Dir[File.join(dir, "ruby", "*.c")].sort
 basenames = (engine + binding).map { |f| File.basename(f) }
 abort "engine and binding files must have distinct names" if basenames.uniq.size != basenames.size
 
-# Engine files include each other by name from whichever folder they sit in.
-engine_dirs = engine.map { |f| File.dirname(f).delete_prefix("#{dir}/") }.uniq.sort
+# Engine files include each other by their path under engine/ or by name from any of its
+# folders; sources are found through VPATH, one entry per folder.
+engine_dirs = ["engine", *Dir[File.join(dir, "engine", "**", "*/")].map { |d| d.delete_prefix("#{dir}/").chomp("/") }.sort]
 source_dirs = engine_dirs + ["ruby"]
 
 $srcs = basenames
