@@ -23,8 +23,8 @@ $INCFLAGS << source_dirs.map { |d| " -I$(srcdir)/#{d}" }.join
 $CFLAGS << " -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter"
 $CFLAGS << " -O2" unless $CFLAGS.include?("-O")
 # SERVER_SOFTWARE says the gem's version (ruby/env.c).
-version = File.read(File.join(dir, "..", "..", "lib", "up", "version.rb"))[/VERSION = "([^"]+)"/, 1] or
-  abort "lib/up/version.rb has no VERSION"
+version_file = File.expand_path("../../lib/up/version.rb", dir)
+version = File.read(version_file)[/VERSION = "([^"]+)"/, 1] or abort "lib/up/version.rb has no VERSION"
 $defs << %(-DUP_VERSION_STRING=\\"#{version}\\")
 
 have_header("sys/epoll.h") or abort "UP! needs Linux epoll"
@@ -56,6 +56,7 @@ File.open("Makefile", "a") do |f|
   # mkmf only knows the headers next to extconf.rb: without this, a changed struct in an
   # engine or binding header would leave stale objects with the old layout.
   f.puts "$(OBJS): #{headers.join(" ")}"
+  f.puts "env.o: #{version_file}"
   next unless addon
 
   node = Dir[File.join(dir, "node", "*.{c,h}")].sort.map(&relative)
