@@ -30,7 +30,7 @@ class TestPackaging < Minitest::Test
     run ->(env) { [200, { "content-type" => "text/plain" }, ["hello from \#{env["SERVER_SOFTWARE"]}\\n"]] }
   RUBY
   GREETING = "hello from UP! #{Up::VERSION}\n"
-  # What a checkout used as a path gem holds (what `git clone` gives, less tests and benchmarks).
+  # What a checkout used as a path or git gem holds that UP! needs (less tests and benchmarks).
   CHECKOUT = %w[opal-up.gemspec Rakefile LICENSE README.md lib exe ext node opal].freeze
 
   # Shared by the tests of one run: a temp dir, the installed gem, the commands' times.
@@ -147,13 +147,7 @@ class TestPackaging < Minitest::Test
 
   # Bundler builds no extension for a path gem: its first start says how to build it.
   def test_a_path_gem_without_its_extension_says_how_to_build_it
-    checkout = File.join(@install.dir, "checkout")
-    FileUtils.rm_rf(checkout)
-    files = IO.popen(["git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "-z", *CHECKOUT], &:read).split("\0")
-    files.each do |file|
-      FileUtils.mkdir_p(File.join(checkout, File.dirname(file)))
-      FileUtils.cp(File.join(ROOT, file), File.join(checkout, file))
-    end
+    checkout = copy_checkout("checkout")
     app = make_app("path-gem", "source \"https://rubygems.org\"\n\ngem \"opal-up\", path: #{checkout.dump}\n",
                    "config.ru" => HELLO)
     execute!(app, "bundle", "install", "--local")
@@ -164,7 +158,33 @@ class TestPackaging < Minitest::Test
                  %(build it with "cd #{checkout} && rake compile"\n), output
   end
 
+  # Bundler builds a git gem with extconf.rb, from a checkout without npm packages: extconf
+  # installs them (from npm's cache here: no network).
+  def test_extconf_installs_the_npm_packages_a_git_checkout_lacks
+    checkout = copy_checkout("git-checkout")
+    refute File.exist?(File.join(checkout, "node", "node_modules"))
+    build = make_app("git-checkout-build", nil, {})
+    execute!(build, RbConfig.ruby, File.join(checkout, "ext", "up", "extconf.rb"), env: { "npm_config_offline" => "true" })
+    %w[ws ioredis].each do |package|
+      assert File.file?(File.join(checkout, "node", "node_modules", package, "package.json")), "#{package} is not installed"
+    end
+  end
+
   private
+
+  # What a checkout used as a path or git gem holds: its files in git, and those not yet
+  # committed; nothing built, no npm packages.
+  def copy_checkout(name)
+    checkout = File.join(@install.dir, name)
+    FileUtils.rm_rf(checkout)
+    files = IO.popen(["git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "-z", *CHECKOUT], &:read).split("\0")
+    refute_empty files
+    files.each do |file|
+      FileUtils.mkdir_p(File.join(checkout, File.dirname(file)))
+      FileUtils.cp(File.join(ROOT, file), File.join(checkout, file), preserve: true)
+    end
+    checkout
+  end
 
   # `gem build`, then `gem install --local` of the .gem into the empty GEM_HOME, run where
   # every cached .gem of the computer is linked, so dependencies come from there.

@@ -48,6 +48,14 @@ addon = checking_for("Node's headers in #{node_include}") do
   %w[node_api.h uv.h].all? { |h| File.file?(File.join(node_include, h)) }
 end
 
+# A packaged gem carries the npm packages of up and up_node; a git checkout (a `git:` gem,
+# which Bundler builds with this file) installs them now.
+root = File.expand_path("../..", dir)
+if File.file?(File.join(root, "node", "package-lock.json")) && !File.directory?(File.join(root, "node", "node_modules"))
+  system("npm", "ci", "--prefix", File.join(root, "node"), "--omit=dev", "--no-audit", "--no-fund", "--silent") or
+    message("npm could not install node/package-lock.json's packages: up and up_node need them\n")
+end
+
 create_makefile("up/up_ext")
 
 relative = ->(path) { "$(srcdir)/#{path.delete_prefix("#{dir}/")}" }
