@@ -172,18 +172,23 @@ class TestPackaging < Minitest::Test
 
   private
 
-  # What a checkout used as a path or git gem holds: its files in git, and those not yet
-  # committed; nothing built, no npm packages.
+  # What a checkout used as a path or git gem holds: nothing built, no npm packages.
   def copy_checkout(name)
-    checkout = File.join(@install.dir, name)
-    FileUtils.rm_rf(checkout)
-    files = IO.popen(["git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "-z", *CHECKOUT], &:read).split("\0")
+    copy_tracked(ROOT, name, *CHECKOUT)
+  end
+
+  # source's files (or those under paths) as git lists them, the uncommitted ones included,
+  # copied into a new dir of the test's temp dir called name.
+  def copy_tracked(source, name, *paths)
+    dir = File.join(@install.dir, name)
+    FileUtils.rm_rf(dir)
+    files = IO.popen(["git", "-C", source, "ls-files", "-co", "--exclude-standard", "-z", *paths], &:read).split("\0")
     refute_empty files
     files.each do |file|
-      FileUtils.mkdir_p(File.join(checkout, File.dirname(file)))
-      FileUtils.cp(File.join(ROOT, file), File.join(checkout, file), preserve: true)
+      FileUtils.mkdir_p(File.join(dir, File.dirname(file)))
+      FileUtils.cp(File.join(source, file), File.join(dir, file), preserve: true)
     end
-    checkout
+    dir
   end
 
   # `gem build`, then `gem install --local` of the .gem into the empty GEM_HOME, run where
@@ -222,18 +227,9 @@ class TestPackaging < Minitest::Test
     dir
   end
 
-  # examples/rails as a user copies it: its files in git, and those not yet committed.
+  # examples/rails as a user copies it.
   def copy_rails_example(name)
-    dir = File.join(@install.dir, name)
-    FileUtils.rm_rf(dir)
-    source = File.join(ROOT, "examples", "rails")
-    files = IO.popen(["git", "-C", source, "ls-files", "-co", "--exclude-standard", "-z"], &:read).split("\0")
-    refute_empty files
-    files.each do |file|
-      FileUtils.mkdir_p(File.join(dir, File.dirname(file)))
-      FileUtils.cp(File.join(source, file), File.join(dir, file), preserve: true)
-    end
-    dir
+    copy_tracked(File.join(ROOT, "examples", "rails"), name)
   end
 
   # Runs command in dir to its end; returns [status, output] and records its time.
@@ -282,6 +278,6 @@ class TestPackaging < Minitest::Test
     where = dir == ROOT ? "" : "(#{File.basename(dir)}) "
     vars = env.map { |k, v| k == "SECRET_KEY_BASE" ? "#{k}=..." : "#{k}=#{v}" }
     line = "#{where}$ #{[*vars, *command].join(" ")}#{"   # #{note}" if note}"
-    @install.transcript << [seconds, line.gsub(@install.dir, "$TMP")]
+    @install.transcript << [seconds, line.gsub(@install.dir, "$TMP").gsub(ROOT, ".")]
   end
 end
