@@ -13,7 +13,6 @@
 #include "http1_parser.h"
 #include "tls.h"
 
-#define UP_VERSION_STRING "0.1.0"
 
 static VALUE key_request_method, key_script_name, key_path_info, key_query_string,
     key_server_name, key_server_port, key_server_protocol, key_request_uri, key_request_path,
