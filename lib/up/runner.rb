@@ -95,7 +95,7 @@ module Up
 
     # Settings for Up::Server.new; rack.errors is the log's IO. Workers share each listening
     # socket and a new connection wakes one of them, not all (EPOLLEXCLUSIVE): measured
-    # against one SO_REUSEPORT socket per worker, see README.
+    # against one SO_REUSEPORT socket per worker, see docs/configuration.md, "Load spread".
     def server_options(multiprocess:)
       @options.slice(*SERVER_OPTIONS).merge(multiprocess: multiprocess, errors: @log.io,
                                             exclusive_accept: multiprocess, static: static_files,

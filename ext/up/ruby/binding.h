@@ -110,7 +110,7 @@ typedef struct up_rb_server_t {
     int loop_wanted;
     unsigned long sittings; /* since the start, for stats */
     /* A native thread runs the loop all the time and app threads only run requests (the
-     * measured alternative, --io-thread; see README, Threads). */
+     * measured alternative, --io-thread; see docs/configuration.md, Threads). */
     int io_thread_mode;
     pthread_t io_thread;
     /* The watchdog may read each app thread's /proc/self/task/TID/syscall to tell a call that

@@ -239,7 +239,7 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         srv->ws_settings.compressors = up_ws_compressors_new();
     srv->sse_heartbeat_ms =
         opt_ms_or_never(options, "sse_heartbeat", UP_SSE_DEFAULT_HEARTBEAT_MS);
-    /* A native thread runs the loop for good (README, Threads: --io-thread). */
+    /* A native thread runs the loop for good (docs/configuration.md, Threads: --io-thread). */
     srv->io_thread_mode = RTEST(opt(options, "io_thread"));
     /* thread_looks: false is what M:N threads get, for the tests of that way. */
     VALUE looks = opt(options, "thread_looks");
