@@ -12,7 +12,7 @@ class TestDocs < Minitest::Test
 
   def test_the_manual_has_its_topics
     %w[configuration deployment signals tls static-files websockets hijack opal benchmarks
-       architecture CONTRIBUTING].each do |topic|
+       architecture production CONTRIBUTING].each do |topic|
       assert File.file?(File.join(ROOT, "docs", "#{topic}.md")), "docs/#{topic}.md is missing"
     end
   end

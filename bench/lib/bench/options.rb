@@ -104,7 +104,7 @@ module Bench
           @warmup = 1
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
-             "up_thread, up_io_thread, up_threads, up_node, up_addon (exe/up), node_http, node_ws (node: those four),",
+             "up_thread, up_io_thread, up_threads, up_metrics, up_node, up_addon (exe/up), node_http, node_ws (node: those four),",
              "agoo, falcon,",
              "iodine, itsi,",
              "puma_thread, puma, unicorn,",

@@ -64,6 +64,13 @@ module Bench
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}] +
           c.up_args.to_a
       end,
+      # The default row with --metrics-url: request counters on and the metrics endpoint open
+      # (docs/production.md); read beside up_default for what they cost.
+      Peer.new(key: "up_metrics", name: "UP!", runtime: :up, apps: %w[hello],
+               mode: ->(w) { "#{workers(w)}, default, `--metrics-url`" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} --metrics-url tcp://127.0.0.1:0
+           #{c.app}] + c.up_args.to_a
+      end,
       # The Opal runtime: the app compiled to JavaScript, on Node's http module. Its
       # bundle is compiled on the first start and cached (bench/run's start waits for it).
       Peer.new(key: "up_node", group: "node", name: "UP! up_node", runtime: :up,
