@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "engine_harness.h"
-#include "static_file.h"
+#include "handlers/static_file.h"
 #include "test.h"
 
 #define SECRET "SECRET-0f8e2"

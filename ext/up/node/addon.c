@@ -9,7 +9,7 @@
 #include <uv.h>
 #include "addon.h"
 #include "loop_uv.h"
-#include "memory.h"
+#include "base/memory.h"
 #include "upgrades.h"
 
 #define MAX_HOST 256

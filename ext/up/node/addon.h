@@ -12,12 +12,12 @@
 #include <node_api.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "access_log.h"
-#include "conn.h"
+#include "http1/access_log.h"
+#include "core/conn.h"
 #include "scratch.h"
-#include "server.h"
-#include "static_file.h"
-#include "tls.h"
+#include "core/server.h"
+#include "handlers/static_file.h"
+#include "transport/tls.h"
 
 typedef struct up_node_upgrades_t up_node_upgrades_t;
 typedef struct up_node_hijacks_t up_node_hijacks_t;

@@ -1,4 +1,4 @@
-/* HTTPS for `up` (issue 21): the engine's TLS context (tls.h) of one listener, made from the
+/* HTTPS for `up`: the engine's TLS context (tls.h) of one listener, made from the
  * settings Up::TLSSettings gave its bind (Up::Node::AddonLauncher passes them as JSON,
  * node/up/certificates.js adds the key's passphrase and hands them to adopt), and made again
  * from the same files on HUP (reloadTLS). */
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "addon.h"
-#include "memory.h"
-#include "tls.h"
+#include "base/memory.h"
+#include "transport/tls.h"
 
 /* A path or passphrase longer than this is refused (PATH_MAX on Linux). */
 #define MAX_SETTING 4096

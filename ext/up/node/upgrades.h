@@ -1,7 +1,7 @@
 #ifndef UP_NODE_UPGRADES_H
 #define UP_NODE_UPGRADES_H
 
-/* WebSockets, event streams and pub/sub on `up` (reference/websocket-pubsub.md): the engine's
+/* WebSockets, event streams and pub/sub on `up` (docs/websockets.md): the engine's
  * (websocket.h, sse.h, pubsub.h) handed to JavaScript (node/up/websocket.js, pubsub.js), which
  * gives them to the Ruby side up_node shares (opal/up/node/client.rb, subscription.rb).
  *
@@ -17,9 +17,9 @@
 #include <uv.h>
 #include "addon.h"
 #include "event_queue.h"
-#include "pubsub.h"
-#include "sse.h"
-#include "websocket.h"
+#include "pubsub/pubsub.h"
+#include "sse/sse.h"
+#include "websocket/websocket.h"
 
 /* Clients at once, at most (the slot index takes the token's low bits). */
 #define UP_NODE_CLIENT_BITS 22

@@ -9,14 +9,14 @@
 #include <ruby/thread.h>
 #include <pthread.h>
 #include <time.h>
-#include "access_log.h"
-#include "conn.h"
-#include "loop_epoll.h"
-#include "response.h"
-#include "server.h"
-#include "pubsub.h"
-#include "sse.h"
-#include "websocket.h"
+#include "http1/access_log.h"
+#include "core/conn.h"
+#include "loop/loop_epoll.h"
+#include "http1/response.h"
+#include "core/server.h"
+#include "pubsub/pubsub.h"
+#include "sse/sse.h"
+#include "websocket/websocket.h"
 
 struct pin_t;
 struct up_rb_server_t;
@@ -154,7 +154,7 @@ typedef struct up_rb_server_t {
     pthread_mutex_t pin_lock;
     struct pin_t *pins;
     up_rb_log_queue_t log_queue;
-    up_access_log_t access_log; /* last: its buffer is large (engine/access_log.h) */
+    up_access_log_t access_log; /* last: its buffer is large (engine/http1/access_log.h) */
 } up_rb_server_t;
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
@@ -280,7 +280,7 @@ void up_rb_pool_wake_main(up_rb_server_t *srv);
 void up_rb_watchdog_start(up_rb_server_t *srv);
 void up_rb_watchdog_stop(up_rb_server_t *srv);
 
-/* A line in the access log (engine/access_log.h) for the exchange conn has, which the thread
+/* A line in the access log (engine/http1/access_log.h) for the exchange conn has, which the thread
  * that ran it began at started_ns. */
 void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns);
 

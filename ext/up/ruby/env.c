@@ -10,8 +10,8 @@
 #include <ctype.h>
 #include <string.h>
 #include "binding.h"
-#include "http1_parser.h"
-#include "tls.h"
+#include "http1/http1_parser.h"
+#include "transport/tls.h"
 
 #define UP_VERSION_STRING "0.1.0"
 
@@ -310,7 +310,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
         hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
         put(&p, up_rb_key_rack_hijack, hijack);
     }
-    /* reference/websocket-pubsub.md: present on every request, nil when it cannot upgrade. */
+    /* docs/websockets.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
         : req->upgrade == UP_UPGRADE_SSE     ? sym_sse

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <ruby/version.h>
 #include "client.h"
-#include "static_file.h"
-#include "tls.h"
+#include "handlers/static_file.h"
+#include "transport/tls.h"
 
 static VALUE cServer, eListenError;
 

@@ -12,7 +12,7 @@
  * and written to the access log here (on_served). */
 
 #include "binding.h"
-#include "static_file.h"
+#include "handlers/static_file.h"
 
 static VALUE key(const char *name)
 {
