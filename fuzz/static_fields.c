@@ -17,8 +17,8 @@
  * - globs: a pattern (the value's first half) compiled from the value matches in bounded time
  *   (no assertion but that it returns), and a pattern of the path itself always matches it. */
 
-#include "handlers/content_coding.h"
 #include "base/date.h"
+#include "handlers/content_coding.h"
 #include "fuzz.h"
 #include "base/path_glob.h"
 #include "handlers/precondition.h"

@@ -8,8 +8,8 @@
  * unless allowed; and it must be what decoding the percent-escapes of the input once gives. */
 
 #include "fuzz.h"
-#include "handlers/static_path.h"
 #include "base/utf8.h"
+#include "handlers/static_path.h"
 
 #define PREFIX_MAX 512
 

@@ -77,7 +77,7 @@ module Up
     # At a final stop: the sockets stop listening now, in every process that shares them, so
     # new connections are refused at once instead of waiting in the backlog while workers
     # drain and being reset when the last one exits. A server still watching one sees accept
-    # fail with EINVAL and stops accepting on it (ext/up/engine/core/server.c).
+    # fail with EINVAL and stops accepting on it (ext/up/engine/server/server.c).
     def shutdown
       @sockets.each do |s|
         s.shutdown(Socket::SHUT_RDWR)

@@ -18,8 +18,9 @@
 #else
 #include "loop/loop_epoll.h"
 #endif
+#include "http1/http1.h"
 #include "http1/response.h"
-#include "core/server.h"
+#include "server/server.h"
 
 /* How long a wait may take before its check fails: generous, as ASan is slow. */
 #define HARNESS_TIMEOUT_MS 5000

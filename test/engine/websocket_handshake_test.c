@@ -10,7 +10,7 @@
 #include <strings.h>
 #include "base/base64.h"
 #include "base/sha1.h"
-#include "websocket/websocket_handshake.h"
+#include "http1/websocket_handshake.h"
 #include "test.h"
 
 /* ---- SHA-1 ---- */

@@ -12,8 +12,8 @@
 #include <time.h>
 #include "addon.h"
 #include "fields.h"
-#include "handlers/file_response.h"
 #include "base/memory.h"
+#include "handlers/file_response.h"
 #include "http1/response.h"
 
 /* The room for a last-modified or content-encoding of the app: an HTTP-date is 29 bytes, and a

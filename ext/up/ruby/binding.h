@@ -9,12 +9,13 @@
 #include <ruby/thread.h>
 #include <pthread.h>
 #include <time.h>
-#include "http1/access_log.h"
 #include "core/conn.h"
-#include "loop/loop_epoll.h"
+#include "http1/access_log.h"
+#include "http1/http1.h"
 #include "http1/response.h"
-#include "core/server.h"
+#include "loop/loop_epoll.h"
 #include "pubsub/pubsub.h"
+#include "server/server.h"
 #include "sse/sse.h"
 #include "websocket/websocket.h"
 

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/conn.h"
+#include "base/address.h"
 #include "base/memory.h"
+#include "core/conn.h"
 
 static void conn_on_event(up_watcher_t *w, unsigned revents);
 static int write_out(up_conn_t *conn);
@@ -57,10 +58,11 @@ int up_conn_any_broken(const up_conn_t *conn)
 
 /* ---------------------------------------------------------------- life and memory */
 
-up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener, int fd,
+up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener,
+                               const up_protocol_t *protocol, int fd,
                                const struct sockaddr *addr)
 {
-    up_conn_t *conn = up_calloc(1, sizeof(*conn));
+    up_conn_t *conn = up_calloc(1, UP_CONN_STATE_OFFSET + protocol->conn_state_size);
     conn->_watcher.fd = fd;
     conn->_watcher.cb = conn_on_event;
     conn->server = server;
@@ -74,7 +76,7 @@ up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listene
         free(conn);
         return NULL;
     }
-    conn->protocol = &up_http1_protocol;
+    conn->protocol = protocol;
     atomic_init(&conn->_state, UP_CONN_OPEN);
     atomic_init(&conn->_refs, 1); /* the loop's, until the backend lets go of the watcher */
     pthread_mutex_init(&conn->_mail_lock, NULL);
@@ -86,7 +88,7 @@ up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listene
         server->conns->_prev = conn;
     server->conns = conn;
     server->num_conns++;
-    up_http1_start(conn);
+    protocol->on_start(conn);
     /* The listener defers accept until data arrives, so the first request is usually here
      * already: read it now rather than after another trip through the loop. */
     conn_on_event(&conn->_watcher, UP_EV_READ);

@@ -84,15 +84,21 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "base/buffer.h"
-#include "http1/http1.h"
-#include "loop/loop.h"
+#include "core/context.h"
+#include "core/listener.h"
 #include "core/outq.h"
 #include "core/protocol.h"
-#include "core/server.h"
+#include "core/transport.h"
+#include "loop/loop.h"
 #include "loop/timer.h"
-#include "transport/transport.h"
+
+/* A protocol's exchange under way, named here and defined by the protocol (http1/request.h,
+ * http1/response.h). */
+typedef struct up_request_t up_request_t;
+typedef struct up_response_state_t up_response_state_t;
 
 typedef enum up_conn_state_t {
     UP_CONN_OPEN,        /* the loop's: reading and writing as the protocol wants */
@@ -123,20 +129,19 @@ typedef struct up_conn_waiter_t {
 struct up_conn_t {
     up_watcher_t _watcher; /* first: the loop hands it back to conn_on_event */
     up_server_t *server;
-    const up_listener_t *listener; /* kept as long as the server (server.h) */
+    const up_listener_t *listener; /* kept as long as the server (listener.h) */
     const up_transport_t *transport;
     void *transport_data; /* the transport's own state (TLS), NULL for TCP */
     const up_protocol_t *protocol;
-    void *protocol_data;  /* state of a protocol other than HTTP/1 */
+    void *protocol_data;  /* state of a protocol it switched to (up_conn_loop_switch_protocol) */
     void *user;           /* the binding's, untouched by the engine */
     char remote_addr[INET6_ADDRSTRLEN];
     int eof; /* the client finished sending; loop thread */
 
-    /* The HTTP/1 exchange under way, while protocol is up_http1_protocol: the request handed
-     * to the binding, and the response writer's state (response.h). NULL between requests. */
+    /* The HTTP/1 exchange under way, while HTTP/1 is spoken: the request handed to the
+     * binding, and the response writer's state (http1/response.h). NULL between requests. */
     up_request_t *req;
     up_response_state_t *res;
-    up_http1_t _h1;
 
     /* up_conn_state_t; written by the loop thread only, read by any (up_conn_any_state). */
     _Atomic int _state;
@@ -175,12 +180,23 @@ struct up_conn_t {
 
 /* ---- loop thread ------------------------------------------------------------------------- */
 
-/* Takes a freshly accepted, non-blocking socket as a connection speaking HTTP/1 over the
+/* Takes a freshly accepted, non-blocking socket as a connection speaking protocol over the
  * listener's transport, opened with the listener's context (listener NULL: plain TCP).
  * Returns the connection (it may already be closed if the first read failed), or NULL when
  * the transport could not be set up (the socket is closed and a line logged). */
-up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener, int fd,
+up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener,
+                               const up_protocol_t *protocol, int fd,
                                const struct sockaddr *addr);
+/* The conn_state_size bytes (protocol.h) the connection's first protocol keeps for the
+ * connection's whole life, allocated with it and zeroed (HTTP/1's bookkeeping: an idle
+ * keep-alive connection costs one allocation). Aligned for any type. */
+#define UP_CONN_ALIGN _Alignof(max_align_t)
+#define UP_CONN_STATE_OFFSET \
+    ((sizeof(up_conn_t) + UP_CONN_ALIGN - 1) / UP_CONN_ALIGN * UP_CONN_ALIGN)
+static inline void *up_conn_protocol_state(const up_conn_t *conn)
+{
+    return (char *)conn + UP_CONN_STATE_OFFSET;
+}
 /* Closes at once, whatever is queued; when LENT, marks it LENT_BROKEN (the borrower's
  * producers stop, its waiters wake) and closes when it is returned. No-op when CLOSED. */
 void up_conn_loop_close(up_conn_t *conn);

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "base/buffer.h"
-#include "transport/transport.h"
+#include "core/transport.h"
 
 /* Bytes owned by someone else, shared by every queue that references them. */
 typedef struct up_shared_t {

@@ -2,16 +2,22 @@
 #define UP_PROTOCOL_H
 
 /* The protocol seam: what a connection speaks. A connection (conn.c) moves bytes and events;
- * its protocol gives them meaning. Every connection starts with HTTP/1 (http1.c); after a
- * response it may switch to another (WebSocket, an SSE stream, a hijacked socket) that gets the
- * connection's bytes and events from then on without passing the HTTP/1 parser again.
+ * its protocol gives them meaning. A connection starts with its listener's protocol (HTTP/1,
+ * http1/http1.c); after a response it may switch to another (WebSocket, an SSE stream, a
+ * hijacked socket) that gets the connection's bytes and events from then on without passing
+ * the HTTP/1 parser again.
  *
  * Every callback but on_free runs on the loop thread, and none but on_free may be NULL. */
 
 typedef struct up_conn_t up_conn_t;
 
+#include <stddef.h>
+
 typedef struct up_protocol_t {
     const char *name;
+    /* Bytes of state kept with every connection that starts with this protocol, for its whole
+     * life (up_conn_protocol_state); 0 for a protocol only switched to. */
+    size_t conn_state_size;
     /* New bytes are in conn->_rbuf from conn->_rpos, or conn->eof is newly set. The protocol
      * moves _rpos past what it has consumed. The connection reads while the protocol wants
      * input (up_conn_loop_want_read) and grows _rbuf when it is full: a protocol that cannot take

@@ -1,7 +1,7 @@
 /* Choosing a precompressed variant; see content_coding.h for the contract. */
 
-#include "handlers/content_coding.h"
 #include "base/token.h"
+#include "handlers/content_coding.h"
 
 /* Weights in thousandths, as qvalue has at most three decimals; -1 for "not listed". */
 #define Q_UNSET (-1)

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "handlers/file_cache.h"
 #include "base/memory.h"
+#include "handlers/file_cache.h"
 #include "handlers/static_path.h"
 
 /* Room for a path and its longest variant suffix (".zst"), and the NUL. */

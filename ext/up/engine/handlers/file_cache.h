@@ -35,9 +35,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
-#include "handlers/content_coding.h"
 #include "base/date.h"
 #include "core/outq.h"
+#include "handlers/content_coding.h"
 
 /* A strong entity tag: mtime seconds, nanoseconds and size in hex, quoted, and the variant's
  * coding: "\"6650c3a1.1dcd6500-400\"", "\"6650c3a1.1dcd6500-180-br\"". */

@@ -33,10 +33,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include "base/slice.h"
 #include "core/conn.h"
 #include "handlers/file_cache.h"
 #include "handlers/range.h"
-#include "base/slice.h"
+#include "http1/http1_parser.h"
 
 /* An app's content-type or etag longer than this is not used by the engine (the field is
  * still sent): no multipart body then, no condition on the tag. */

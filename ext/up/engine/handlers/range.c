@@ -1,7 +1,7 @@
 /* The Range header; see range.h for the contract. */
 
-#include "handlers/range.h"
 #include "base/slice.h"
+#include "handlers/range.h"
 
 /* A byte position: 1*DIGIT (RFC 9110 §14.1.1) that fits in 63 bits; more digits than that is
  * a number no file has, and taken as a syntax error. Returns the digits read (0: none, or too

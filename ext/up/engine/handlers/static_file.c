@@ -8,17 +8,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "handlers/content_coding.h"
-#include "handlers/file_response.h"
-#include "base/path_glob.h"
 #include "base/memory.h"
-#include "handlers/precondition.h"
-#include "handlers/range.h"
-#include "http1/response.h"
-#include "handlers/static_file.h"
-#include "handlers/static_path.h"
+#include "base/path_glob.h"
 #include "base/token.h"
 #include "base/utf8.h"
+#include "handlers/content_coding.h"
+#include "handlers/file_response.h"
+#include "handlers/precondition.h"
+#include "handlers/range.h"
+#include "handlers/static_file.h"
+#include "handlers/static_path.h"
+#include "http1/request.h"
+#include "http1/response.h"
 
 /* Room after a decoded path for what lookups append: "/index.html", ".html", a NUL. */
 #define PATH_EXTRA 16
@@ -943,4 +944,14 @@ int up_static_loop_serve(up_static_t *st, up_conn_t *conn)
         break;
     }
     return miss(&r);
+}
+
+static int serve(void *st, up_conn_t *conn)
+{
+    return up_static_loop_serve(st, conn);
+}
+
+int up_static_install(up_static_t *st, up_server_t *server)
+{
+    return up_server_add_handler(server, serve, st);
 }

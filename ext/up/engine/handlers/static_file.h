@@ -2,9 +2,10 @@
 #define UP_STATIC_FILE_H
 
 /* Static files, answered by the engine before the app is asked: on the loop thread, from the
- * open-file cache (file_cache.h), with no runtime object made. http1.c hands it every complete
- * request (its dispatch); a GET or HEAD for a file under one of the directories is answered
- * here, and anything else (a miss, another method, an upgrade) goes to the app as before.
+ * open-file cache (file_cache.h), with no runtime object made. It is a link of the server's
+ * handler chain (core/context.h), which a protocol hands every complete request to: a GET or
+ * HEAD for a file under one of the directories is answered here, and anything else (a miss,
+ * another method, an upgrade) goes on to the app.
  *
  * Where files come from: mounts, each a URL prefix and one or more directories (--public DIR is
  * the mount "/", --static /assets=DIR:DIR another); a path is looked for under the mounts whose
@@ -80,6 +81,10 @@ int up_static_add_trusted_proxy(up_static_t *st, const char *cidr, const char **
 int up_static_set_error_page(up_static_t *st, const char *path, const char **err);
 
 /* ---- serving ----------------------------------------------------------------------------- */
+
+/* Puts st in server's handler chain (context.h), to be asked before the app. Returns 0, or -1
+ * when the chain is full. Before the server runs; st outlives the server. */
+int up_static_install(up_static_t *st, up_server_t *server);
 
 /* Answers conn->req if it is the handler's: returns 1 when a whole response was staged
  * (conn->_staged, up_response_* calls), 0 when the request goes to the app (nothing staged).

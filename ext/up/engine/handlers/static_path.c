@@ -1,7 +1,7 @@
 /* The static file path decoder; see static_path.h for the contract. */
 
-#include "handlers/static_path.h"
 #include "base/utf8.h"
+#include "handlers/static_path.h"
 
 static int hex_value(char c)
 {

@@ -5,8 +5,8 @@
  * needed to go on, so a caller may drop every byte it handed in once a call returns. */
 
 #include <string.h>
-#include "http1/chunked.h"
 #include "base/token.h"
+#include "http1/chunked.h"
 
 /* A size line holds at most 16 hex digits: 2^64 - 1 bytes. */
 #define MAX_SIZE_DIGITS 16

@@ -2,23 +2,30 @@
 
 #include <string.h>
 #include "core/conn.h"
+#include "http1/http1.h"
 #include "http1/response.h"
-#include "sse/sse.h"
-#include "handlers/static_file.h"
-#include "websocket/websocket.h"
+#include "http1/websocket_handshake.h"
+
+_Static_assert(UP_MAX_HEAD_SIZE_LIMIT == UP_HTTP1_MAX_HEAD_SIZE_LIMIT,
+               "the configured limit and the parser's agree");
+
+static up_http1_t *h1_of(const up_conn_t *conn)
+{
+    return up_conn_protocol_state(conn);
+}
 
 /* ---------------------------------------------------------------- the exchange */
 
 static up_http1_exchange_t *exchange_of(up_conn_t *conn)
 {
-    return (up_http1_exchange_t *)conn->_h1.exchange.base;
+    return (up_http1_exchange_t *)h1_of(conn)->exchange.base;
 }
 
 /* The exchange of the request that begins, taken from the pool (see http1.h). */
 static up_http1_exchange_t *begin_exchange(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
-    up_buffer_t *buf = &conn->_h1.exchange;
+    up_buffer_t *buf = &h1_of(conn)->exchange;
     if (buf->base == NULL) {
         up_buffer_reserve(buf, &server->pool,
                           sizeof(up_http1_exchange_t) +
@@ -36,10 +43,10 @@ static up_http1_exchange_t *begin_exchange(up_conn_t *conn)
 static void end_exchange(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
-    if (conn->_h1.exchange.base == NULL)
+    if (h1_of(conn)->exchange.base == NULL)
         return;
     up_request_body_reset(&conn->req->body, &server->pool);
-    up_buffer_release(&conn->_h1.exchange, &server->pool);
+    up_buffer_release(&h1_of(conn)->exchange, &server->pool);
     conn->req = NULL;
     conn->res = NULL;
 }
@@ -49,7 +56,7 @@ static void end_exchange(up_conn_t *conn)
 /* Tells the connection what this state waits for: input and a timer, or nothing. */
 static void settle_state(up_conn_t *conn)
 {
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     up_server_t *server = conn->server;
     switch (h1->state) {
     case UP_HTTP1_IDLE:
@@ -101,7 +108,7 @@ static void reject(up_conn_t *conn, int status, const char *reason)
     *conn->res = (up_response_state_t){0};
     conn->req->head.minor_version = 1;
     up_response_send_simple(conn, status, reason, 1);
-    conn->_h1.state = UP_HTTP1_CLOSING;
+    h1_of(conn)->state = UP_HTTP1_CLOSING;
 }
 
 static const up_http1_limits_t *limits_of(up_conn_t *conn, up_http1_limits_t *limits)
@@ -135,7 +142,7 @@ void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, vo
 
 up_slice_t up_http1_lent_unread(const up_conn_t *conn)
 {
-    const up_http1_exchange_t *x = (const up_http1_exchange_t *)conn->_h1.exchange.base;
+    const up_http1_exchange_t *x = (const up_http1_exchange_t *)h1_of(conn)->exchange.base;
     size_t end = x->req_end;
     return (up_slice_t){conn->_rbuf.base + end, conn->_rbuf.len - end};
 }
@@ -145,7 +152,7 @@ up_slice_t up_http1_lent_unread(const up_conn_t *conn)
 static int request_done(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     if (!conn->res->finished) {
         /* The binding returned without finishing its response: nothing sane can follow it on
          * this connection. */
@@ -167,6 +174,69 @@ static int request_done(up_conn_t *conn)
     return 0;
 }
 
+/* Whether a media range list holds text/event-stream (RFC 9110 §12.5.1), parameters aside. */
+static int accepts_event_stream(up_slice_t value)
+{
+    static const char type[] = "text/event-stream";
+    const size_t len = sizeof(type) - 1;
+    const char *p = value.base, *end = value.base + value.len;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+            p++;
+        const char *start = p;
+        while (p < end && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
+            p++;
+        if ((size_t)(p - start) == len && UP_LOWER_EQ(start, len, type))
+            return 1;
+        while (p < end && *p != ',')
+            p++; /* the range's parameters */
+    }
+    return 0;
+}
+
+/* Whether a request accepts an event stream (Accept lists text/event-stream). */
+static int accepts_events(const up_http1_request_t *head)
+{
+    for (size_t i = 0; i < head->num_headers; i++) {
+        const up_http1_header_t *h = &head->headers[i];
+        if (h->name.len == 6 && UP_LOWER_EQ(h->name.base, 6, "accept") &&
+            accepts_event_stream(h->value))
+            return 1;
+    }
+    return 0;
+}
+
+/* A WebSocket handshake's result (websocket_handshake.h), and in *key the Sec-WebSocket-Key
+ * slice when it is OK. */
+static up_ws_handshake_result_t check_websocket(const up_http1_request_t *head, up_slice_t *key)
+{
+    up_ws_handshake_t h;
+    up_ws_handshake_init(&h);
+    for (size_t i = 0; i < head->num_headers; i++)
+        up_ws_handshake_header(&h, head->headers[i].name, head->headers[i].value);
+    up_ws_handshake_result_t r = up_ws_handshake_check(&h, head->method, head->minor_version);
+    if (r == UP_WS_HANDSHAKE_OK)
+        *key = h.key;
+    return r;
+}
+
+/* Refuses a bad handshake with 400 (and Sec-WebSocket-Version: 13 for a wrong version), then
+ * closes. */
+static void refuse_websocket(up_conn_t *conn, up_ws_handshake_result_t result)
+{
+    const char *reason = up_ws_handshake_reason(result);
+    size_t len = strlen(reason);
+    conn->res->keep_alive = 0;
+    up_response_start(conn, up_ws_handshake_status(result));
+    if (result == UP_WS_HANDSHAKE_BAD_VERSION)
+        up_response_add_header(conn, "sec-websocket-version", 21, UP_WS_VERSION, 2);
+    up_response_add_header(conn, "content-type", 12, "text/plain; charset=utf-8", 25);
+    up_response_end_head(conn, (int64_t)len + 1);
+    up_response_write(conn, reason, len);
+    up_response_write(conn, "\n", 1);
+    up_response_finish(conn);
+}
+
 /* What the request may become (a WebSocket, an event stream), for the binding. Returns 1 when
  * it asked for a WebSocket with a bad handshake: refused here, with a 400. */
 static int classify_upgrade(up_conn_t *conn)
@@ -174,19 +244,18 @@ static int classify_upgrade(up_conn_t *conn)
     up_request_t *req = conn->req;
     req->upgrade = UP_UPGRADE_NONE;
     if (req->head.upgrade) {
-        up_ws_handshake_result_t r = up_ws_check_request(&req->head, &req->ws_key);
+        up_ws_handshake_result_t r = check_websocket(&req->head, &req->ws_key);
         if (r == UP_WS_HANDSHAKE_OK) {
             req->upgrade = UP_UPGRADE_WEBSOCKET;
             return 0;
         }
         if (up_ws_handshake_status(r) != 0) {
             up_response_reset(conn);
-            up_ws_loop_refuse(conn, r);
-            conn->_h1.state = UP_HTTP1_CLOSING;
+            refuse_websocket(conn, r);
             return 1;
         }
     }
-    if (up_sse_check_request(&req->head))
+    if (accepts_events(&req->head))
         req->upgrade = UP_UPGRADE_SSE;
     return 0;
 }
@@ -196,7 +265,7 @@ static int classify_upgrade(up_conn_t *conn)
 static int dispatch(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     up_http1_exchange_t *x = exchange_of(conn);
     if (conn->_rbuf.base + conn->_rpos != x->head_at) {
         /* The read buffer moved while the body came in: the head's slices must follow it. */
@@ -205,13 +274,15 @@ static int dispatch(up_conn_t *conn)
         up_http1_parse_request(conn->_rbuf.base + conn->_rpos, conn->_rbuf.len - conn->_rpos, 0,
                                &conn->req->head, limits_of(conn, &limits));
     }
-    if (classify_upgrade(conn))
+    if (classify_upgrade(conn)) {
+        h1->state = UP_HTTP1_CLOSING;
         return 0; /* a bad WebSocket handshake was refused */
-    if (server->static_files != NULL && conn->req->upgrade == UP_UPGRADE_NONE) {
-        /* A static file is answered here, on the loop thread, before the binding is asked;
-         * a miss goes on to the app. */
+    }
+    if (server->num_handlers > 0 && conn->req->upgrade == UP_UPGRADE_NONE) {
+        /* The engine's handlers (a static file) answer here, on the loop thread, before the
+         * binding is asked; what none answers goes on to the app. */
         up_response_reset(conn);
-        if (up_static_loop_serve(server->static_files, conn)) {
+        if (up_server_loop_handle(server, conn)) {
             if (server->handler.on_served != NULL)
                 server->handler.on_served(conn, server->handler.user);
             return request_done(conn) ? 0 : 1;
@@ -234,7 +305,7 @@ static int dispatch(up_conn_t *conn)
 static int handle_head(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     size_t avail = conn->_rbuf.len - conn->_rpos;
     if (avail == 0) {
         h1->state = UP_HTTP1_IDLE;
@@ -349,7 +420,7 @@ static int handle_body(up_conn_t *conn)
  * Returns when more input is needed, the connection is closing, or a thread has the request. */
 static void handle_requests(up_conn_t *conn)
 {
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     unsigned max_pipeline = conn->server->config.max_pipeline;
     while (h1->state != UP_HTTP1_APP && h1->state != UP_HTTP1_CLOSING &&
            h1->queued < max_pipeline) {
@@ -371,7 +442,7 @@ static void http1_on_read(up_conn_t *conn)
 
 static void http1_on_drained(up_conn_t *conn)
 {
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     if (h1->state == UP_HTTP1_APP)
         return; /* the producer of a lent exchange waits with up_conn_any_wait_backlog */
     /* Responses held back by the pipeline limit are out: go on with what is already read. */
@@ -387,7 +458,7 @@ static void http1_on_resume(up_conn_t *conn)
 
 static void http1_on_timeout(up_conn_t *conn)
 {
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     if (h1->state == UP_HTTP1_HEAD || h1->state == UP_HTTP1_BODY) {
         reject(conn, 408, "The request took too long to arrive");
         settle_state(conn);
@@ -400,7 +471,7 @@ static void http1_on_timeout(up_conn_t *conn)
  * response (request_done), one still in its transport's handshake after its first. */
 static void stop_taking_requests(up_conn_t *conn)
 {
-    up_http1_t *h1 = &conn->_h1;
+    up_http1_t *h1 = h1_of(conn);
     if (h1->state != UP_HTTP1_IDLE)
         return;
     if (conn->transport->handshaking(conn)) {
@@ -427,7 +498,7 @@ static void http1_on_stop(up_conn_t *conn)
 
 static void http1_on_close_request(up_conn_t *conn)
 {
-    conn->_h1.close_requested = 1; /* for request_done */
+    h1_of(conn)->close_requested = 1; /* for request_done */
     stop_taking_requests(conn);
 }
 
@@ -443,13 +514,14 @@ static void http1_on_close(up_conn_t *conn)
 
 void up_http1_start(up_conn_t *conn)
 {
-    conn->_h1.state = UP_HTTP1_IDLE;
+    h1_of(conn)->state = UP_HTTP1_IDLE;
     up_conn_loop_want_read(conn, 1);
     up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
 }
 
 const up_protocol_t up_http1_protocol = {
     .name = "http/1.1",
+    .conn_state_size = sizeof(up_http1_t),
     .on_read = http1_on_read,
     .on_start = up_http1_start,
     .on_drained = http1_on_drained,

@@ -8,12 +8,12 @@
  * without reading cannot make the server buffer without bound. */
 
 #include <stdint.h>
+#include "core/conn.h"
+#include "core/protocol.h"
 #include "http1/chunked.h"
 #include "http1/http1_parser.h"
-#include "core/outq.h"
-#include "core/protocol.h"
-#include "http1/request_body.h"
-#include "http1/upgrade.h"
+#include "http1/request.h"
+#include "http1/response.h"
 
 typedef enum up_http1_state_t {
     UP_HTTP1_IDLE,   /* between requests, nothing received: keep-alive timer */
@@ -22,40 +22,6 @@ typedef enum up_http1_state_t {
     UP_HTTP1_APP,    /* the binding has the request */
     UP_HTTP1_CLOSING /* no more requests: write what is queued, then close */
 } up_http1_state_t;
-
-typedef enum up_framing_t {
-    UP_FRAMING_NONE,    /* no body may be sent: HEAD, 1xx, 204, 304 */
-    UP_FRAMING_LENGTH,  /* content-length */
-    UP_FRAMING_CHUNKED, /* transfer-encoding: chunked */
-    UP_FRAMING_CLOSE,   /* HTTP/1.0 without a length: the close ends the body */
-    UP_FRAMING_RAW      /* the app set transfer-encoding itself: bytes go out as given */
-} up_framing_t;
-
-/* What the response writer (response.c) knows about the response being written. */
-typedef struct up_response_state_t {
-    int status;
-    up_framing_t framing;
-    int64_t content_length;   /* the app's content-length field, -1 when none */
-    uint64_t body_left;       /* bytes still allowed under UP_FRAMING_LENGTH */
-    uint64_t body_bytes;      /* body bytes queued so far (an access log's "bytes") */
-    up_outq_mark_t start;     /* conn->_staged when this response began: the rollback point */
-    unsigned started : 1;
-    unsigned head_done : 1;
-    unsigned finished : 1;
-    unsigned posted : 1;      /* some of it left the staging queue: it can no longer be undone */
-    unsigned head_only : 1;   /* HEAD request: head sent, body dropped */
-    unsigned no_body : 1;     /* status forbids a body (1xx, 204, 304) */
-    unsigned keep_alive : 1;  /* the connection may carry another request afterwards */
-    unsigned has_date : 1;
-    unsigned has_transfer_encoding : 1;
-} up_response_state_t;
-
-typedef struct up_request_t {
-    up_http1_request_t head;
-    up_request_body_t body;
-    up_upgrade_kind_t upgrade; /* what it may become (upgrade.h), set before it is handed out */
-    up_slice_t ws_key;         /* Sec-WebSocket-Key of a valid WebSocket handshake */
-} up_request_t;
 
 /* One request and its response while under way. It lives in a chunk of the server's buffer
  * pool that the connection takes at the first byte of a request head and gives back once idle

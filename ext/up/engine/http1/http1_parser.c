@@ -5,8 +5,8 @@
  * head is parsed once, line by line. */
 
 #include <string.h>
-#include "http1/http1_parser.h"
 #include "base/token.h"
+#include "http1/http1_parser.h"
 
 static const char root_path[] = "/";
 

@@ -15,7 +15,7 @@
 
 /* The largest head the parser takes, whatever limits->max_head_size says: a head's length is
  * returned as an int, and a limit past INT_MAX would let it wrap. Configurations are checked
- * against it (server.h: UP_MAX_HEAD_SIZE_LIMIT); the parser applies it anyway. */
+ * against it (core/context.h: UP_MAX_HEAD_SIZE_LIMIT, the same); the parser applies it anyway. */
 #define UP_HTTP1_MAX_HEAD_SIZE_LIMIT (1024 * 1024 * 1024)
 
 /* Leading empty lines a client may send before the request line (RFC 9112 §2.2). */

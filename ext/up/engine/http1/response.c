@@ -2,8 +2,9 @@
 
 #include <string.h>
 #include <unistd.h>
-#include "http1/response.h"
 #include "base/token.h"
+#include "http1/request.h"
+#include "http1/response.h"
 
 const char *up_status_reason(int status)
 {

@@ -18,6 +18,34 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/conn.h"
+#include "core/outq.h"
+
+typedef enum up_framing_t {
+    UP_FRAMING_NONE,    /* no body may be sent: HEAD, 1xx, 204, 304 */
+    UP_FRAMING_LENGTH,  /* content-length */
+    UP_FRAMING_CHUNKED, /* transfer-encoding: chunked */
+    UP_FRAMING_CLOSE,   /* HTTP/1.0 without a length: the close ends the body */
+    UP_FRAMING_RAW      /* the app set transfer-encoding itself: bytes go out as given */
+} up_framing_t;
+
+/* What the response writer (response.c) knows about the response being written. */
+typedef struct up_response_state_t {
+    int status;
+    up_framing_t framing;
+    int64_t content_length;   /* the app's content-length field, -1 when none */
+    uint64_t body_left;       /* bytes still allowed under UP_FRAMING_LENGTH */
+    uint64_t body_bytes;      /* body bytes queued so far (an access log's "bytes") */
+    up_outq_mark_t start;     /* conn->_staged when this response began: the rollback point */
+    unsigned started : 1;
+    unsigned head_done : 1;
+    unsigned finished : 1;
+    unsigned posted : 1;      /* some of it left the staging queue: it can no longer be undone */
+    unsigned head_only : 1;   /* HEAD request: head sent, body dropped */
+    unsigned no_body : 1;     /* status forbids a body (1xx, 204, 304) */
+    unsigned keep_alive : 1;  /* the connection may carry another request afterwards */
+    unsigned has_date : 1;
+    unsigned has_transfer_encoding : 1;
+} up_response_state_t;
 
 typedef enum up_response_error_t {
     UP_RESPONSE_OK = 0,

@@ -14,8 +14,8 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "loop/loop_epoll.h"
 #include "base/memory.h"
+#include "loop/loop_epoll.h"
 
 #define MAX_EVENTS 256
 

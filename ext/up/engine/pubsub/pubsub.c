@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/memory.h"
+#include "base/utf8.h"
 #include "pubsub/pubsub.h"
 #include "sse/sse.h"
-#include "base/utf8.h"
 #include "websocket/websocket.h"
 #include "websocket/websocket_deflate.h"
 

@@ -15,7 +15,7 @@
  *    queues it for the client's callbacks, or for the server's global subscriptions).
  *
  * Threads. Subscribing and unsubscribing happen on any thread, under the registry's lock. A
- * publish from any thread is a task to the loop (server.h), which fans it out holding that
+ * publish from any thread is a task to the loop (core/context.h), which fans it out holding that
  * lock once for the whole message (never once per subscriber) and appends to each direct
  * subscriber's output, which only the loop touches; connections written to are flushed once
  * at the end of the loop's turn, so a burst of messages costs one write per subscriber. A
@@ -27,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/conn.h"
+#include "core/context.h"
 #include "core/outq.h"
-#include "core/server.h"
 
 typedef struct up_pubsub_t up_pubsub_t;
 

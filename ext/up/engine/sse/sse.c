@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/memory.h"
+#include "base/token.h"
+#include "http1/http1.h"
 #include "http1/response.h"
 #include "sse/sse.h"
-#include "base/token.h"
 
 typedef struct up_sse_t {
     const up_upgrade_events_t *events;
@@ -22,37 +23,6 @@ static up_sse_t *sse_of(up_conn_t *conn)
 }
 
 /* ---------------------------------------------------------------- the request */
-
-/* Whether a media range list holds text/event-stream (RFC 9110 §12.5.1), parameters aside. */
-static int accepts_event_stream(up_slice_t value)
-{
-    static const char type[] = "text/event-stream";
-    const size_t len = sizeof(type) - 1;
-    const char *p = value.base, *end = value.base + value.len;
-    while (p < end) {
-        while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
-            p++;
-        const char *start = p;
-        while (p < end && *p != ',' && *p != ';' && *p != ' ' && *p != '\t')
-            p++;
-        if ((size_t)(p - start) == len && UP_LOWER_EQ(start, len, type))
-            return 1;
-        while (p < end && *p != ',')
-            p++; /* the range's parameters */
-    }
-    return 0;
-}
-
-int up_sse_check_request(const up_http1_request_t *head)
-{
-    for (size_t i = 0; i < head->num_headers; i++) {
-        const up_http1_header_t *h = &head->headers[i];
-        if (h->name.len == 6 && UP_LOWER_EQ(h->name.base, 6, "accept") &&
-            accepts_event_stream(h->value))
-            return 1;
-    }
-    return 0;
-}
 
 int up_sse_lent_start_accept(up_conn_t *conn)
 {

@@ -17,9 +17,6 @@
 
 extern const up_protocol_t up_sse_protocol;
 
-/* Whether a request accepts an event stream (Accept lists text/event-stream). */
-int up_sse_check_request(const up_http1_request_t *head);
-
 /* The borrower of the request: answers 200 with content-type text/event-stream and
  * cache-control no-cache; the caller adds its own fields (cookies) between start and accept,
  * then the head is sent without an end (the stream ends when the connection does) and the

@@ -17,7 +17,7 @@
  * in use at most two hours. */
 
 #include <stddef.h>
-#include "transport/transport.h"
+#include "core/transport.h"
 
 /* Bytes of the secret session ticket keys derive from. */
 #define UP_TLS_TICKET_SECRET_SIZE 32

@@ -13,7 +13,7 @@
 #include <sys/sendfile.h>
 #endif
 #include "core/conn.h"
-#include "transport/transport.h"
+#include "core/transport.h"
 
 static int fd_of(const up_conn_t *conn)
 {

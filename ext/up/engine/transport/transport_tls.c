@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "core/conn.h"
 #include "base/memory.h"
+#include "core/conn.h"
 #include "transport/tls_internal.h"
 
 /* The plaintext OpenSSL puts in one record (RFC 8446 §5.1), and what a record adds to it at

@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/memory.h"
-#include "http1/response.h"
 #include "base/token.h"
+#include "http1/http1.h"
+#include "http1/response.h"
 #include "websocket/websocket.h"
 #include "websocket/websocket_deflate.h"
 
@@ -109,33 +110,6 @@ static up_ws_t *ws_of(up_conn_t *conn)
 }
 
 /* ---------------------------------------------------------------- the handshake */
-
-up_ws_handshake_result_t up_ws_check_request(const up_http1_request_t *head, up_slice_t *key)
-{
-    up_ws_handshake_t h;
-    up_ws_handshake_init(&h);
-    for (size_t i = 0; i < head->num_headers; i++)
-        up_ws_handshake_header(&h, head->headers[i].name, head->headers[i].value);
-    up_ws_handshake_result_t r = up_ws_handshake_check(&h, head->method, head->minor_version);
-    if (r == UP_WS_HANDSHAKE_OK)
-        *key = h.key;
-    return r;
-}
-
-void up_ws_loop_refuse(up_conn_t *conn, up_ws_handshake_result_t result)
-{
-    const char *reason = up_ws_handshake_reason(result);
-    size_t len = strlen(reason);
-    conn->res->keep_alive = 0;
-    up_response_start(conn, up_ws_handshake_status(result));
-    if (result == UP_WS_HANDSHAKE_BAD_VERSION)
-        up_response_add_header(conn, "sec-websocket-version", 21, UP_WS_VERSION, 2);
-    up_response_add_header(conn, "content-type", 12, "text/plain; charset=utf-8", 25);
-    up_response_end_head(conn, (int64_t)len + 1);
-    up_response_write(conn, reason, len);
-    up_response_write(conn, "\n", 1);
-    up_response_finish(conn);
-}
 
 /* The request's Sec-WebSocket-Extensions field lines, at most max of them. */
 static size_t extension_offers(const up_http1_request_t *head, up_slice_t *values, size_t max)

@@ -13,12 +13,12 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include "base/utf8.h"
 #include "core/conn.h"
 #include "core/outq.h"
 #include "http1/upgrade.h"
-#include "base/utf8.h"
+#include "http1/websocket_handshake.h"
 #include "websocket/websocket_frame.h"
-#include "websocket/websocket_handshake.h"
 
 typedef struct up_ws_compressors_t up_ws_compressors_t;
 
@@ -92,14 +92,5 @@ unsigned up_ws_any_ping(up_conn_t *conn);
 
 /* Closes with code and reason (a static string) behind what is queued (a subscriber too slow). */
 void up_ws_loop_close(up_conn_t *conn, unsigned code, const char *reason);
-
-/* ---- the handshake, on the loop thread before the request is handed out ------------------ */
-
-/* Looks at a request's fields for an upgrade to WebSocket (websocket_handshake.h): the result,
- * and in *key the Sec-WebSocket-Key slice when it is OK. */
-up_ws_handshake_result_t up_ws_check_request(const up_http1_request_t *head, up_slice_t *key);
-/* Refuses a bad handshake with 400 (and Sec-WebSocket-Version: 13 for a wrong version), then
- * closes. */
-void up_ws_loop_refuse(up_conn_t *conn, up_ws_handshake_result_t result);
 
 #endif

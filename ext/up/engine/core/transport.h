@@ -76,7 +76,7 @@ typedef struct up_transport_t {
     int (*detach)(up_conn_t *conn);
     /* The loop events to watch, given those the connection wants (see above). */
     unsigned (*events)(up_conn_t *conn, unsigned wanted);
-    /* A listener's reference to a context of this transport, taken and dropped (server.h);
+    /* A listener's reference to a context of this transport, taken and dropped (server/server.c);
      * any thread. */
     void (*retain_context)(void *ctx);
     void (*release_context)(void *ctx);

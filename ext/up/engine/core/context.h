@@ -1,8 +1,11 @@
-#ifndef UP_SERVER_H
-#define UP_SERVER_H
+#ifndef UP_CONTEXT_H
+#define UP_CONTEXT_H
 
-/* A server: its listening sockets, its connections, their limits and timeouts, and the bridge
- * to the binding that answers requests. One per worker process, driven by one loop. */
+/* A server's per-loop context (up_server_t, one per worker process, driven by one loop): its
+ * limits and timeouts, the bridge to the binding that answers requests, the buffer pool, the
+ * Date header, the timer lists, and the lists other threads hand the loop work through (mail,
+ * tasks). Connections (conn.h) live in it; its listening sockets and its lifecycle (new, stop,
+ * free) are server/server.h's, above the connections. */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,13 +13,11 @@
 #include <stdint.h>
 #include "base/buffer.h"
 #include "base/date.h"
-#include "http1/http1_parser.h"
+#include "core/listener.h"
 #include "loop/loop.h"
 #include "loop/timer.h"
-#include "transport/transport.h"
 
 typedef struct up_conn_t up_conn_t;
-typedef struct up_server_t up_server_t;
 
 /* Work another thread hands the loop (a publish): run on the loop thread at its next wake-up,
  * in the order handed; run owns the task (frees it). */
@@ -42,10 +43,11 @@ typedef struct up_server_config_t {
 } up_server_config_t;
 
 #define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)
-/* The parser measures a head in an int (http1_parser.h): a binding refuses a larger limit. */
-#define UP_MAX_HEAD_SIZE_LIMIT UP_HTTP1_MAX_HEAD_SIZE_LIMIT
+/* A head's length is measured in an int (http1/http1_parser.h holds its parser to the same
+ * bound): a binding refuses a larger limit. */
+#define UP_MAX_HEAD_SIZE_LIMIT (1024 * 1024 * 1024)
 #define UP_DEFAULT_MAX_HEADERS 100
-/* Every request holds room for max_headers parsed fields (http1.h), so it is bounded. */
+/* Every request holds room for max_headers parsed fields (http1/http1.h), so it is bounded. */
 #define UP_MAX_HEADERS_LIMIT 10000
 #define UP_DEFAULT_MAX_BODY_SIZE (1024ull * 1024 * 1024)
 #define UP_DEFAULT_SPOOL_THRESHOLD (1024 * 1024)
@@ -103,32 +105,25 @@ typedef struct up_server_handler_t {
     void (*on_served)(up_conn_t *conn, void *user);
 } up_server_handler_t;
 
-/* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks, so
- * a listener closed at a graceful stop is kept (server->retired_listeners) until the server is
- * freed, which is after its last connection. Its transport (transport.h) is the one of every
- * connection it accepts, each opened with the listener's context at that moment (one
- * reference held by the listener; up_server_any_replace_context swaps it). */
-typedef struct up_listener_t {
-    up_watcher_t watcher;
-    up_server_t *server;
-    const up_transport_t *transport;
-    void *transport_ctx; /* NULL for TCP; loop thread */
-    char host[64]; /* numeric address ("127.0.0.1", "[::1]") */
-    char port[8];
-    int owned;     /* the engine bound it and closes it; an adopted one is only forgotten */
-    struct up_listener_t *next;
-} up_listener_t;
+/* One link of the handler chain a protocol hands every complete request to before the app
+ * (up_server_loop_handle): the static files. On the loop thread, before the request is lent,
+ * serve answers it, staging a whole response, and returns 1, or returns 0 with nothing staged
+ * and the response writer as it found it, and the next handler is asked, the app last. */
+typedef struct up_handler_t {
+    int (*serve)(void *data, up_conn_t *conn);
+    void *data;
+} up_handler_t;
 
-struct up_static_t;
+#define UP_MAX_HANDLERS 4
 
 struct up_server_t {
     up_loop_t *loop;
     up_server_config_t config;
     up_server_handler_t handler;
-    /* The static file handler that answers before the binding is asked (static_file.h), NULL
-     * for none. Set by the binding before the server runs; the binding frees it after the
-     * server. */
-    struct up_static_t *static_files;
+    /* The handlers asked before the app, in order (up_server_add_handler): set by the binding
+     * before the server runs; what their data points at outlives the server. */
+    up_handler_t handlers[UP_MAX_HANDLERS];
+    size_t num_handlers;
     up_buffer_pool_t pool;
     up_date_t date;
     up_listener_t *listeners;
@@ -154,56 +149,19 @@ struct up_server_t {
     atomic_size_t refs;
 };
 
-up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
-                           const up_server_handler_t *handler);
-/* Closes everything and detaches from the loop; the memory goes once the backend has let go of
- * every watcher (an epoll loop: in up_loop_free at the latest) and no connection is referenced
- * any more (up_conn_release). No other thread may still have an exchange lent to it. */
-void up_server_free(up_server_t *server);
 /* Hands task to the loop and wakes it. Any thread, while the server runs. */
 void up_server_any_task(up_server_t *server, up_task_t *task);
 /* References to the server's memory (conn.c, server.c). Any thread. */
 void up_server_retain(up_server_t *server);
 void up_server_release(up_server_t *server);
+/* Appends a handler to the chain, after those added before it and before the app. Returns 0,
+ * or -1 when the chain holds UP_MAX_HANDLERS already. Before the server runs. */
+int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_conn_t *conn),
+                          void *data);
+/* Asks the handlers in turn: returns 1 when one answered conn's request, 0 when it goes to
+ * the app. Loop thread. */
+int up_server_loop_handle(up_server_t *server, up_conn_t *conn);
 /* The list for UP_TIMER_IDLE timers of duration_ms (see UP_MAX_IDLE_DURATIONS). Loop thread. */
 up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms);
-
-/* Binds every address host resolves to (NULL: all interfaces) on port and starts accepting.
- * Returns 0, or -1 with a message in err (a static or strerror string, e.g. "Address already
- * in use"). */
-int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err);
-/* Starts accepting on a socket that is already bound and listening (inherited from a master). */
-int up_server_adopt_listener(up_server_t *server, int fd, const char **err);
-/* The same two for connections of another transport than TCP (TLS), each opened with ctx: the
- * server takes references of its own (transport->retain_context), the caller keeps its. */
-int up_server_listen_with(up_server_t *server, const char *host, const char *port,
-                          const up_transport_t *transport, void *ctx, const char **err);
-int up_server_adopt_listener_with(up_server_t *server, int fd, const up_transport_t *transport,
-                                  void *ctx, const char **err);
-/* Every listener whose context is old takes ctx instead, for the connections it accepts from
- * then on (new certificates: connections already open go on with theirs). Any thread, while
- * the server runs: done on the loop thread at its next wake-up, with references of its own
- * (the caller keeps its references to both). */
-void up_server_any_replace_context(up_server_t *server, const up_transport_t *transport,
-                                   void *old_ctx, void *ctx);
-
-/* Graceful stop, begun on the loop thread: stop accepting, close idle connections, and make
- * busy ones close after their current response. up_server_num_conns tells when it is done. */
-void up_server_stop(up_server_t *server);
-size_t up_server_num_conns(const up_server_t *server);
-/* Closes whatever is still open, busy or not: the graceful deadline has passed. Connections
- * lent to other threads are LENT_BROKEN (their producers stop) and close when returned. */
-void up_server_close_all(up_server_t *server);
-
-/* The binding cannot take more requests now (every app thread busy): stop accepting, so the
- * kernel keeps new connections for sibling workers, until released. Loop thread. */
-void up_server_hold_accept(up_server_t *server, int hold);
-
-/* Writes addr's IP as text into host (IPv6 in brackets when bracket_ipv6, as in a URL) and its
- * port into *port; host is "" for other families. */
-struct sockaddr;
-void up_format_address(const struct sockaddr *addr, char *host, size_t host_size,
-                       unsigned *port, int bracket_ipv6);
-
 
 #endif

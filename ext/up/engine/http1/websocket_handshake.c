@@ -3,7 +3,7 @@
 #include <string.h>
 #include "base/base64.h"
 #include "base/sha1.h"
-#include "websocket/websocket_handshake.h"
+#include "http1/websocket_handshake.h"
 
 static int is_ows(char c)
 {

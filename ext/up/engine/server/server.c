@@ -8,28 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/conn.h"
 #include "base/memory.h"
-#include "core/server.h"
+#include "core/conn.h"
+#include "http1/http1.h"
+#include "server/server.h"
 
 /* Connections accepted per readiness event, so a burst of connects cannot starve the
  * requests of connections already open. */
 #define ACCEPTS_PER_EVENT 64
 #define LISTEN_BACKLOG 1024
-
-void up_server_config_defaults(up_server_config_t *cfg)
-{
-    cfg->max_head_size = UP_DEFAULT_MAX_HEAD_SIZE;
-    cfg->max_headers = UP_DEFAULT_MAX_HEADERS;
-    cfg->max_body_size = UP_DEFAULT_MAX_BODY_SIZE;
-    cfg->spool_threshold = UP_DEFAULT_SPOOL_THRESHOLD;
-    cfg->head_timeout_ms = UP_DEFAULT_HEAD_TIMEOUT_MS;
-    cfg->body_timeout_ms = UP_DEFAULT_BODY_TIMEOUT_MS;
-    cfg->keepalive_timeout_ms = UP_DEFAULT_KEEPALIVE_TIMEOUT_MS;
-    cfg->write_timeout_ms = UP_DEFAULT_WRITE_TIMEOUT_MS;
-    cfg->max_pipeline = UP_DEFAULT_MAX_PIPELINE;
-    snprintf(cfg->tmp_dir, sizeof(cfg->tmp_dir), "/tmp");
-}
 
 static void log_line(up_server_t *server, const char *message)
 {
@@ -73,28 +60,6 @@ static void expire(up_timer_list_t *list, uint64_t now)
     }
 }
 
-up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms)
-{
-    up_timer_list_t *nearest = NULL;
-    uint64_t nearest_gap = UINT64_MAX;
-    for (int i = 0; i < server->num_idle_timers; i++) {
-        up_timer_list_t *list = &server->idle_timers[i];
-        if (list->duration_ms == duration_ms)
-            return list;
-        uint64_t gap = list->duration_ms > duration_ms ? list->duration_ms - duration_ms
-                                                       : duration_ms - list->duration_ms;
-        if (gap < nearest_gap) {
-            nearest_gap = gap;
-            nearest = list;
-        }
-    }
-    if (server->num_idle_timers == UP_MAX_IDLE_DURATIONS)
-        return nearest;
-    up_timer_list_t *list = &server->idle_timers[server->num_idle_timers++];
-    up_timer_list_init(list, duration_ms);
-    return list;
-}
-
 static void server_on_tick(void *data)
 {
     up_server_t *server = data;
@@ -108,16 +73,6 @@ static void server_on_tick(void *data)
         expire(&server->timers[kind], now);
     for (int i = 0; i < server->num_idle_timers; i++)
         expire(&server->idle_timers[i], now);
-}
-
-void up_server_any_task(up_server_t *server, up_task_t *task)
-{
-    up_task_t *head = atomic_load(&server->task_head);
-    do {
-        task->_next = head;
-    } while (!atomic_compare_exchange_weak(&server->task_head, &head, task));
-    if (head == NULL)
-        up_loop_wake(server->loop); /* a list that was not empty has its wake-up on the way */
 }
 
 /* The tasks handed so far, oldest first. */
@@ -168,30 +123,6 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
     up_loop_set_tick(loop, 1000, server_on_tick, server);
     up_loop_set_wake(loop, server_on_wake, server);
     return server;
-}
-
-/* Touches nothing of the loop: it may run after the loop is gone. */
-static void really_free(up_server_t *server)
-{
-    while (server->retired_listeners != NULL) {
-        up_listener_t *l = server->retired_listeners;
-        server->retired_listeners = l->next;
-        l->transport->release_context(l->transport_ctx);
-        free(l);
-    }
-    up_buffer_pool_dispose(&server->pool);
-    free(server);
-}
-
-void up_server_retain(up_server_t *server)
-{
-    atomic_fetch_add_explicit(&server->refs, 1, memory_order_relaxed);
-}
-
-void up_server_release(up_server_t *server)
-{
-    if (atomic_fetch_sub_explicit(&server->refs, 1, memory_order_acq_rel) == 1)
-        really_free(server);
 }
 
 /* The memory stays on server->retired_listeners: connections still serving after a graceful
@@ -273,28 +204,8 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
             }
             return;
         }
-        up_conn_loop_accept(server, l, fd, (struct sockaddr *)&addr);
+        up_conn_loop_accept(server, l, l->protocol, fd, (struct sockaddr *)&addr);
     }
-}
-
-void up_format_address(const struct sockaddr *addr, char *host, size_t host_size,
-                       unsigned *port, int bracket_ipv6)
-{
-    char ip[INET6_ADDRSTRLEN] = "";
-    *port = 0;
-    if (addr != NULL && addr->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
-        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-        *port = ntohs(in->sin_port);
-    } else if (addr != NULL && addr->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
-        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-        *port = ntohs(in6->sin6_port);
-    }
-    if (bracket_ipv6 && strchr(ip, ':') != NULL)
-        snprintf(host, host_size, "[%s]", ip);
-    else
-        snprintf(host, host_size, "%s", ip);
 }
 
 static void describe_address(up_listener_t *l, int fd)
@@ -311,7 +222,7 @@ static void describe_address(up_listener_t *l, int fd)
 }
 
 static int add_listener(up_server_t *server, int fd, int owned, const up_transport_t *transport,
-                        void *ctx, const char **err)
+                        void *ctx, const up_protocol_t *protocol, const char **err)
 {
     up_listener_t *l = up_calloc(1, sizeof(*l));
     /* Wake us only when the first request bytes are in (a TLS client's hello): one less trip
@@ -323,6 +234,7 @@ static int add_listener(up_server_t *server, int fd, int owned, const up_transpo
     l->server = server;
     l->transport = transport;
     l->transport_ctx = ctx;
+    l->protocol = protocol;
     describe_address(l, fd);
     if (up_loop_watch(server->loop, &l->watcher, UP_EV_READ) != 0) {
         *err = strerror(errno);
@@ -337,23 +249,25 @@ static int add_listener(up_server_t *server, int fd, int owned, const up_transpo
 }
 
 int up_server_adopt_listener_with(up_server_t *server, int fd, const up_transport_t *transport,
-                                  void *ctx, const char **err)
+                                  void *ctx, const up_protocol_t *protocol, const char **err)
 {
-    return add_listener(server, fd, 0, transport, ctx, err);
+    return add_listener(server, fd, 0, transport, ctx, protocol, err);
 }
 
 int up_server_adopt_listener(up_server_t *server, int fd, const char **err)
 {
-    return add_listener(server, fd, 0, &up_transport_tcp, NULL, err);
+    return add_listener(server, fd, 0, &up_transport_tcp, NULL, &up_http1_protocol, err);
 }
 
 int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err)
 {
-    return up_server_listen_with(server, host, port, &up_transport_tcp, NULL, err);
+    return up_server_listen_with(server, host, port, &up_transport_tcp, NULL, &up_http1_protocol,
+                                 err);
 }
 
 int up_server_listen_with(up_server_t *server, const char *host, const char *port,
-                          const up_transport_t *transport, void *ctx, const char **err)
+                          const up_transport_t *transport, void *ctx,
+                          const up_protocol_t *protocol, const char **err)
 {
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
@@ -379,7 +293,7 @@ int up_server_listen_with(up_server_t *server, const char *host, const char *por
             *err = one_err;
             continue;
         }
-        if (add_listener(server, fd, 1, transport, ctx, err) != 0) {
+        if (add_listener(server, fd, 1, transport, ctx, protocol, err) != 0) {
             close(fd);
             freeaddrinfo(res);
             return -1;
