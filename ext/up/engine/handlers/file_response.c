@@ -132,34 +132,50 @@ void up_file_response_release(up_file_response_t *f)
 }
 
 /* The request fields the plan reads, collected in one pass over the head. */
-typedef struct fields_t {
-    up_preconditions_t pre;
-    up_slice_t range;
-    int range_lines;
-} fields_t;
-
-static void read_fields(const up_http1_request_t *head, fields_t *fl)
+static void read_fields(const up_http1_request_t *head, up_file_request_t *q)
 {
-    memset(fl, 0, sizeof(*fl));
+    memset(q, 0, sizeof(*q));
+    q->is_get = up_slice_eq(head->method, "GET", 3);
     for (size_t i = 0; i < head->num_headers; i++) {
         up_slice_t n = head->headers[i].name, v = head->headers[i].value;
         if (n.len < 5 || (n.base[0] | 0x20) != (n.len == 5 ? 'r' : 'i'))
             continue; /* only range and if-* below */
         if (UP_LOWER_EQ(n.base, n.len, "range")) {
-            fl->range = v;
-            fl->range_lines++;
+            q->range = v;
+            q->range_lines++;
         } else if (UP_LOWER_EQ(n.base, n.len, "if-match")) {
-            up_field_lines_add(&fl->pre.if_match, v);
+            up_field_lines_add(&q->pre.if_match, v);
         } else if (UP_LOWER_EQ(n.base, n.len, "if-range")) {
-            up_field_lines_add(&fl->pre.if_range, v);
+            up_field_lines_add(&q->pre.if_range, v);
         } else if (UP_LOWER_EQ(n.base, n.len, "if-none-match")) {
-            up_field_lines_add(&fl->pre.if_none_match, v);
+            up_field_lines_add(&q->pre.if_none_match, v);
         } else if (UP_LOWER_EQ(n.base, n.len, "if-modified-since")) {
-            up_field_lines_add(&fl->pre.if_modified_since, v);
+            up_field_lines_add(&q->pre.if_modified_since, v);
         } else if (UP_LOWER_EQ(n.base, n.len, "if-unmodified-since")) {
-            up_field_lines_add(&fl->pre.if_unmodified_since, v);
+            up_field_lines_add(&q->pre.if_unmodified_since, v);
         }
     }
+}
+
+int up_file_decide(const up_file_request_t *q, const up_validators_t *v, uint64_t size,
+                   int multipart_ok, up_range_set_t *set)
+{
+    switch (up_precondition_evaluate(&q->pre, v)) {
+    case UP_PRECONDITION_FAILED:
+        return 412;
+    case UP_PRECONDITION_NOT_MODIFIED:
+        return 304;
+    case UP_PRECONDITION_SEND:
+        break;
+    }
+    up_range_result_t ranged = UP_RANGE_IGNORE;
+    if (q->is_get && q->range_lines == 1 && up_precondition_if_range(&q->pre, v))
+        ranged = up_range_parse(q->range.base, q->range.len, size, set);
+    if (ranged == UP_RANGE_SATISFIABLE && set->count > 1 && !multipart_ok)
+        ranged = UP_RANGE_IGNORE;
+    if (ranged == UP_RANGE_UNSATISFIABLE)
+        return 416;
+    return ranged == UP_RANGE_SATISFIABLE ? 206 : 200;
 }
 
 void up_file_response_plan(up_file_response_t *f, const up_http1_request_t *head,
@@ -192,46 +208,24 @@ void up_file_response_plan(up_file_response_t *f, const up_http1_request_t *head
         if (up_date_parse(app->last_modified.base, app->last_modified.len, now, &t) == 0)
             v.last_modified = t;
     }
-    fields_t fl;
-    read_fields(head, &fl);
+    up_file_request_t q;
+    read_fields(head, &q);
     if (!etag_usable) {
         /* No tag to compare with: the tag conditions are left out rather than guessed. */
-        memset(&fl.pre.if_match, 0, sizeof(fl.pre.if_match));
-        memset(&fl.pre.if_none_match, 0, sizeof(fl.pre.if_none_match));
-        memset(&fl.pre.if_range, 0, sizeof(fl.pre.if_range));
+        memset(&q.pre.if_match, 0, sizeof(q.pre.if_match));
+        memset(&q.pre.if_none_match, 0, sizeof(q.pre.if_none_match));
+        memset(&q.pre.if_range, 0, sizeof(q.pre.if_range));
         v.etag_len = 0;
     }
-    switch (up_precondition_evaluate(&fl.pre, &v)) {
-    case UP_PRECONDITION_FAILED:
-        f->status = 412;
-        f->_body = UP_FILE_BODY_NONE;
-        return;
-    case UP_PRECONDITION_NOT_MODIFIED:
-        f->status = 304;
-        f->_body = UP_FILE_BODY_NONE;
-        return;
-    case UP_PRECONDITION_SEND:
-        break;
-    }
-    /* Range is defined for GET only (RFC 9110 §14.2); a field sent twice is no range. */
-    int is_get = up_slice_eq(head->method, "GET", 3);
-    up_range_result_t ranged = UP_RANGE_IGNORE;
-    if (is_get && fl.range_lines == 1 && up_precondition_if_range(&fl.pre, &v))
-        ranged = up_range_parse(fl.range.base, fl.range.len, rep->size, &f->_set);
-    /* Several ranges of a coded body would need the coding named in each part, which
-     * multipart/byteranges has no place for; nor can a part name a type the engine could not
-     * keep: the whole body is sent instead. */
-    if (ranged == UP_RANGE_SATISFIABLE && f->_set.count > 1 &&
-        (app->content_encoding.base != NULL ||
-         (app->content_type.base != NULL && f->_type_len == 0)))
-        ranged = UP_RANGE_IGNORE;
-    if (ranged == UP_RANGE_UNSATISFIABLE) {
-        f->status = 416;
-        f->_body = UP_FILE_BODY_NONE;
-    } else if (ranged == UP_RANGE_SATISFIABLE) {
-        f->status = 206;
+    /* Several ranges of a coded body would need the coding named in each part; nor can a part
+     * name a type the engine could not keep. */
+    int multipart_ok = app->content_encoding.base == NULL &&
+                       (app->content_type.base == NULL || f->_type_len != 0);
+    f->status = up_file_decide(&q, &v, rep->size, multipart_ok, &f->_set);
+    if (f->status == 206)
         f->_body = f->_set.count > 1 ? UP_FILE_BODY_MULTIPART : UP_FILE_BODY_RANGE;
-    }
+    else if (f->status != 200)
+        f->_body = UP_FILE_BODY_NONE;
 }
 
 int up_file_response_keeps(const up_file_response_t *f, const char *name, size_t len)

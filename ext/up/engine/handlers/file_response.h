@@ -36,6 +36,7 @@
 #include "base/slice.h"
 #include "core/conn.h"
 #include "handlers/file_cache.h"
+#include "handlers/precondition.h"
 #include "handlers/range.h"
 #include "http1/http1_parser.h"
 
@@ -93,6 +94,23 @@ void up_file_response_send(up_file_response_t *f, up_conn_t *conn);
 void up_file_response_release(up_file_response_t *f);
 
 /* ---- pieces the static handler shares -------------------------------------------------- */
+
+/* What a request asks of a file answer: its conditions and its Range, and whether it is a GET
+ * (Range is defined for GET only, RFC 9110 §14.2). */
+typedef struct up_file_request_t {
+    up_preconditions_t pre;
+    up_slice_t range;
+    int range_lines; /* a Range sent on two lines is no range */
+    int is_get;
+} up_file_request_t;
+
+/* The one decision of a file answer, for the static handler and the app's files alike, over a
+ * file of size bytes with validators v: 412 or 304 (conditions, precondition.h), 416 (no range
+ * satisfiable), 206 with *set (one range, or several when multipart_ok: several ranges of a
+ * coded body or of an unknown type would need what multipart/byteranges cannot say, and the
+ * whole file is sent instead), or 200 for the whole file. */
+int up_file_decide(const up_file_request_t *q, const up_validators_t *v, uint64_t size,
+                   int multipart_ok, up_range_set_t *set);
 
 /* "bytes FIRST-LAST/SIZE" into buf (room for 64); returns its length. */
 size_t up_file_content_range(char *buf, const up_range_t *range, uint64_t size);

@@ -289,11 +289,8 @@ typedef struct request_t {
     up_static_t *st;
     up_conn_t *conn;
     const up_http1_request_t *head;
-    int is_get;
-    up_preconditions_t pre;
+    up_file_request_t file; /* what a file answer reads (file_response.h) */
     up_field_lines_t accept_encoding;
-    up_slice_t range;
-    int range_lines;
     up_slice_t forwarded_proto;
     int dir; /* the path ended with '/' */
     uint64_t now_ms;
@@ -316,19 +313,19 @@ static void read_fields(request_t *r)
         switch (n.len) {
         case 5:
             if (UP_LOWER_EQ(n.base, n.len, "range")) {
-                r->range = v;
-                r->range_lines++;
+                r->file.range = v;
+                r->file.range_lines++;
             }
             break;
         case 8:
             if (UP_LOWER_EQ(n.base, n.len, "if-match"))
-                up_field_lines_add(&r->pre.if_match, v);
+                up_field_lines_add(&r->file.pre.if_match, v);
             else if (UP_LOWER_EQ(n.base, n.len, "if-range"))
-                up_field_lines_add(&r->pre.if_range, v);
+                up_field_lines_add(&r->file.pre.if_range, v);
             break;
         case 13:
             if (UP_LOWER_EQ(n.base, n.len, "if-none-match"))
-                up_field_lines_add(&r->pre.if_none_match, v);
+                up_field_lines_add(&r->file.pre.if_none_match, v);
             break;
         case 15:
             if (UP_LOWER_EQ(n.base, n.len, "accept-encoding"))
@@ -336,13 +333,13 @@ static void read_fields(request_t *r)
             break;
         case 17:
             if (UP_LOWER_EQ(n.base, n.len, "if-modified-since"))
-                up_field_lines_add(&r->pre.if_modified_since, v);
+                up_field_lines_add(&r->file.pre.if_modified_since, v);
             else if (UP_LOWER_EQ(n.base, n.len, "x-forwarded-proto") && r->forwarded_proto.base == NULL)
                 r->forwarded_proto = v;
             break;
         case 19:
             if (UP_LOWER_EQ(n.base, n.len, "if-unmodified-since"))
-                up_field_lines_add(&r->pre.if_unmodified_since, v);
+                up_field_lines_add(&r->file.pre.if_unmodified_since, v);
             break;
         }
     }
@@ -546,28 +543,18 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
     up_slice_t type = up_mime_lookup(r->st->mime, r->path, r->path_len);
     if (status == 200) {
         up_validators_t v = {rep->etag, rep->etag_len, rep->mtime, r->now};
-        up_precondition_result_t pre = up_precondition_evaluate(&r->pre, &v);
-        if (pre == UP_PRECONDITION_FAILED) {
+        up_range_set_t set;
+        switch (up_file_decide(&r->file, &v, rep->size, coding == UP_CODING_IDENTITY, &set)) {
+        case 412:
             simple(r, 412, "Precondition Failed");
             return;
-        }
-        if (pre == UP_PRECONDITION_NOT_MODIFIED) {
+        case 304:
             up_response_start(conn, 304);
             validator_fields(r, e, rep);
             up_response_end_head(conn, -1);
             up_response_finish(conn);
             return;
-        }
-        /* Range is defined for GET only (RFC 9110 §14.2); a field sent twice is no range. */
-        up_range_set_t set;
-        up_range_result_t ranged = UP_RANGE_IGNORE;
-        if (r->is_get && r->range_lines == 1 && up_precondition_if_range(&r->pre, &v))
-            ranged = up_range_parse(r->range.base, r->range.len, rep->size, &set);
-        /* Several ranges of a compressed variant would need the coding named in each part,
-         * which multipart/byteranges has no place for: the whole variant is sent instead. */
-        if (ranged == UP_RANGE_SATISFIABLE && set.count > 1 && coding != UP_CODING_IDENTITY)
-            ranged = UP_RANGE_IGNORE;
-        if (ranged == UP_RANGE_UNSATISFIABLE) {
+        case 416: {
             char value[48];
             int n = snprintf(value, sizeof(value), "bytes */%llu", (unsigned long long)rep->size);
             up_response_start(conn, 416);
@@ -578,11 +565,11 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
             up_response_finish(conn);
             return;
         }
-        if (ranged == UP_RANGE_SATISFIABLE && set.count > 1) {
-            send_multipart(r, e, rep, type, &set);
-            return;
-        }
-        if (ranged == UP_RANGE_SATISFIABLE) {
+        case 206:
+            if (set.count > 1) {
+                send_multipart(r, e, rep, type, &set);
+                return;
+            }
             const up_range_t *range = &set.ranges[0];
             char value[80];
             size_t n = up_file_content_range(value, range, rep->size);
@@ -909,11 +896,9 @@ int up_static_loop_serve(up_static_t *st, up_conn_t *conn)
     r.st = st;
     r.conn = conn;
     r.head = head;
-    r.is_get = is_get;
-    memset(&r.pre, 0, sizeof(r.pre));
+    memset(&r.file, 0, sizeof(r.file));
+    r.file.is_get = is_get;
     memset(&r.accept_encoding, 0, sizeof(r.accept_encoding));
-    r.range = (up_slice_t){NULL, 0};
-    r.range_lines = 0;
     r.forwarded_proto = (up_slice_t){NULL, 0};
     read_fields(&r);
     if (https_only(&r))
