@@ -1,18 +1,16 @@
 /* The static file handler; see static_file.h for the contract. */
 
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+#include "base/cidr.h"
 #include "base/memory.h"
 #include "base/path_glob.h"
 #include "base/token.h"
-#include "base/utf8.h"
 #include "handlers/content_coding.h"
+#include "handlers/dir_listing.h"
 #include "handlers/file_response.h"
 #include "handlers/precondition.h"
 #include "handlers/range.h"
@@ -50,12 +48,6 @@ typedef struct redirect_t {
     int status;
 } redirect_t;
 
-typedef struct proxy_t {
-    int family;
-    unsigned char addr[16];
-    int bits;
-} proxy_t;
-
 struct up_static_t {
     unsigned flags;
     up_file_cache_t *cache;
@@ -66,7 +58,7 @@ struct up_static_t {
     int num_rules;
     redirect_t redirects[UP_STATIC_MAX_RULES];
     int num_redirects;
-    proxy_t proxies[UP_STATIC_MAX_PROXIES];
+    up_cidr_t proxies[UP_STATIC_MAX_PROXIES];
     int num_proxies;
     char *error_page; /* relative to the "/" mount, NULL for none */
     size_t error_page_len;
@@ -241,28 +233,13 @@ int up_static_add_trusted_proxy(up_static_t *st, const char *cidr, const char **
 {
     if (st->num_proxies == UP_STATIC_MAX_PROXIES)
         return fail(err, "too many trusted proxies");
-    char addr[INET6_ADDRSTRLEN + 8];
-    const char *slash = strchr(cidr, '/');
-    size_t len = slash != NULL ? (size_t)(slash - cidr) : strlen(cidr);
-    if (len >= INET6_ADDRSTRLEN)
+    switch (up_cidr_parse(cidr, &st->proxies[st->num_proxies])) {
+    case UP_CIDR_BAD_ADDRESS:
         return fail(err, "invalid trusted proxy address");
-    memcpy(addr, cidr, len);
-    addr[len] = '\0';
-    proxy_t *p = &st->proxies[st->num_proxies];
-    if (inet_pton(AF_INET, addr, p->addr) == 1)
-        p->family = AF_INET;
-    else if (inet_pton(AF_INET6, addr, p->addr) == 1)
-        p->family = AF_INET6;
-    else
-        return fail(err, "invalid trusted proxy address");
-    int max_bits = p->family == AF_INET ? 32 : 128;
-    p->bits = max_bits;
-    if (slash != NULL) {
-        char *end;
-        long bits = strtol(slash + 1, &end, 10);
-        if (slash[1] == '\0' || *end != '\0' || bits < 0 || bits > max_bits)
-            return fail(err, "invalid trusted proxy prefix length");
-        p->bits = (int)bits;
+    case UP_CIDR_BAD_PREFIX:
+        return fail(err, "invalid trusted proxy prefix length");
+    case UP_CIDR_OK:
+        break;
     }
     st->num_proxies++;
     return 0;
@@ -382,31 +359,14 @@ static void redirect(request_t *r, int status, const char *location, size_t len,
 
 /* ---------------------------------------------------------------- https_only */
 
-static int prefix_matches(const unsigned char *a, const unsigned char *b, int bits)
-{
-    int bytes = bits / 8, rest = bits % 8;
-    if (memcmp(a, b, (size_t)bytes) != 0)
-        return 0;
-    if (rest == 0)
-        return 1;
-    unsigned char mask = (unsigned char)(0xff << (8 - rest));
-    return (a[bytes] & mask) == (b[bytes] & mask);
-}
-
 static int from_trusted_proxy(const up_static_t *st, const up_conn_t *conn)
 {
-    unsigned char addr[16];
-    int family = AF_INET;
-    if (inet_pton(AF_INET, conn->remote_addr, addr) != 1) {
-        family = AF_INET6;
-        if (inet_pton(AF_INET6, conn->remote_addr, addr) != 1)
-            return 0;
-    }
-    for (int i = 0; i < st->num_proxies; i++) {
-        if (st->proxies[i].family == family &&
-            prefix_matches(st->proxies[i].addr, addr, st->proxies[i].bits))
+    up_cidr_t client;
+    if (up_cidr_parse(conn->remote_addr, &client) != UP_CIDR_OK)
+        return 0;
+    for (int i = 0; i < st->num_proxies; i++)
+        if (up_cidr_contains(&st->proxies[i], &client))
             return 1;
-    }
     return 0;
 }
 
@@ -595,77 +555,6 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
 
 /* ---------------------------------------------------------------- directory listings */
 
-typedef struct text_t {
-    char *p;
-    size_t len, cap;
-} text_t;
-
-static void text_add(text_t *t, const char *s, size_t n)
-{
-    if (t->len + n > t->cap) {
-        while (t->len + n > t->cap)
-            t->cap = t->cap ? t->cap * 2 : 4096;
-        t->p = up_realloc(t->p, t->cap);
-    }
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-}
-
-#define TEXT_LIT(t, s) text_add((t), (s), sizeof(s) - 1)
-
-static void text_html(text_t *t, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '&': TEXT_LIT(t, "&amp;"); break;
-        case '<': TEXT_LIT(t, "&lt;"); break;
-        case '>': TEXT_LIT(t, "&gt;"); break;
-        case '"': TEXT_LIT(t, "&quot;"); break;
-        case '\'': TEXT_LIT(t, "&#39;"); break;
-        default: text_add(t, s + i, 1);
-        }
-    }
-}
-
-/* A name as a path segment of an href: everything but unreserved bytes percent-encoded, which
- * also leaves nothing for HTML to read in it. */
-static void text_href(text_t *t, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            c == '-' || c == '.' || c == '_' || c == '~') {
-            text_add(t, s + i, 1);
-        } else {
-            char esc[3] = {'%', "0123456789ABCDEF"[c >> 4], "0123456789ABCDEF"[c & 15]};
-            text_add(t, esc, 3);
-        }
-    }
-}
-
-typedef struct listed_t {
-    char *name;
-    int is_dir;
-} listed_t;
-
-static int compare_listed(const void *a, const void *b)
-{
-    return strcmp(((const listed_t *)a)->name, ((const listed_t *)b)->name);
-}
-
-/* A name a request could name: valid UTF-8, no control byte, no backslash (static_path.h). */
-static int listable(const char *name, int dotfiles)
-{
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || (name[0] == '.' && !dotfiles))
-        return 0;
-    for (const char *p = name; *p != '\0'; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c < 0x20 || c == 0x7f || c == '\\')
-            return 0;
-    }
-    return up_utf8_valid(name, strlen(name));
-}
-
 /* Answers with an HTML index of the directory at path under root. Returns 0 when it could not
  * be opened (then the request is a miss). */
 static int send_listing(request_t *r, int root, const char *path)
@@ -673,68 +562,19 @@ static int send_listing(request_t *r, int root, const char *path)
     int fd = up_file_cache_loop_open_dir(r->st->cache, root, path);
     if (fd < 0)
         return 0;
-    DIR *d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
+    char *html;
+    size_t len;
+    if (up_dir_listing_html(fd, r->url, r->url_len, r->st->flags & UP_STATIC_DOTFILES,
+                            UP_STATIC_MAX_LISTING, &html, &len) != 0)
         return 0;
-    }
-    listed_t *items = up_malloc(UP_STATIC_MAX_LISTING * sizeof(*items));
-    int count = 0, truncated = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!listable(de->d_name, r->st->flags & UP_STATIC_DOTFILES))
-            continue;
-        if (count == UP_STATIC_MAX_LISTING) {
-            truncated = 1;
-            break;
-        }
-        int is_dir = de->d_type == DT_DIR;
-        if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
-            struct stat st;
-            is_dir = fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
-        }
-        items[count].name = dup_bytes(de->d_name, strlen(de->d_name));
-        items[count].is_dir = is_dir;
-        count++;
-    }
-    closedir(d);
-    qsort(items, (size_t)count, sizeof(*items), compare_listed);
-
-    text_t t = {0};
-    TEXT_LIT(&t, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Index of ");
-    text_html(&t, r->url, r->url_len);
-    TEXT_LIT(&t, "</title></head>\n<body><h1>Index of ");
-    text_html(&t, r->url, r->url_len);
-    TEXT_LIT(&t, "</h1>\n<ul>\n");
-    if (r->url_len > 1)
-        TEXT_LIT(&t, "<li><a href=\"../\">../</a></li>\n");
-    for (int i = 0; i < count; i++) {
-        size_t n = strlen(items[i].name);
-        TEXT_LIT(&t, "<li><a href=\"");
-        text_href(&t, items[i].name, n);
-        if (items[i].is_dir)
-            TEXT_LIT(&t, "/");
-        TEXT_LIT(&t, "\">");
-        text_html(&t, items[i].name, n);
-        if (items[i].is_dir)
-            TEXT_LIT(&t, "/");
-        TEXT_LIT(&t, "</a></li>\n");
-        free(items[i].name);
-    }
-    free(items);
-    TEXT_LIT(&t, "</ul>\n");
-    if (truncated)
-        TEXT_LIT(&t, "<p>More names are not shown.</p>\n");
-    TEXT_LIT(&t, "</body></html>\n");
-
     up_conn_t *conn = r->conn;
     up_response_start(conn, 200);
     HDR_LIT(conn, "content-type", "text/html; charset=utf-8");
     HDR_LIT(conn, "cache-control", "no-cache");
-    up_response_end_head(conn, (int64_t)t.len);
-    up_response_write(conn, t.p, t.len);
+    up_response_end_head(conn, (int64_t)len);
+    up_response_write(conn, html, len);
     up_response_finish(conn);
-    free(t.p);
+    free(html);
     return 1;
 }
 
