@@ -3,7 +3,7 @@
 // standard's "Server-sent events" section): a request whose Accept holds text/event-stream
 // and whose app accepted it (Up::Client, opal/up/node/client.rb) gets a 200 head with the
 // app's fields and no framing, then one event per write, up to the close. As up_ruby's
-// (ext/up/engine/sse.c): `id:` and `event:` first, a `data:` line for each line of the data
+// (ext/up/engine/sse/sse.c): `id:` and `event:` first, a `data:` line for each line of the data
 // (a line ends at CR, LF or CRLF, as the client splits them), a blank line; a comment line
 // every --sse-heartbeat seconds of silence keeps proxies from closing it.
 
@@ -11,7 +11,7 @@ const { flatten, plain } = require('./exchange');
 const { reason } = require('./reason');
 
 // A field longer than this, or one holding a line break or NUL, would break the stream (the
-// engine's limit too: ext/up/engine/sse.h, UP_SSE_MAX_FIELD).
+// engine's limit too: ext/up/engine/sse/sse.h, UP_SSE_MAX_FIELD).
 const MAX_FIELD = 1024;
 const BAD_FIELD = /[\r\n\0]/;
 const LINE_BREAK = /\r\n|\r|\n/;

@@ -1,6 +1,6 @@
 'use strict';
 // Static files for up_node, answered before the app with the rules of up_ruby's engine
-// (ext/up/engine/static_file.h), so that a file gets the same answer, byte for byte but the
+// (ext/up/engine/handlers/static_file.h), so that a file gets the same answer, byte for byte but the
 // date and a multipart boundary, from both runtimes. server.js asks handle() about every
 // request it would hand to the app; settings come from Up::StaticFiles#to_h (the same Hash
 // up_ruby's engine gets), through Up::Node::Launcher, as options.static.
