@@ -13,7 +13,8 @@
 
 const http = require('node:http');
 const https = require('node:https');
-const { Exchange } = require('./exchange');
+const { exchangeFor, regularFields, checkStream, endStream } = require('./http2_exchange');
+const { Http2Side } = require('./http2');
 const { check } = require('./request_check');
 const { reason } = require('./reason');
 const { escapedThrow, describeThrown } = require('./thrown');
@@ -55,6 +56,14 @@ function detachedResponse(req, socket) {
   return res;
 }
 
+// The same refusal on an HTTP/2 stream: the stream ends, not the connection; a body still
+// coming is stopped.
+function rejectStream(res, status) {
+  const body = `${reason(status)}\n`;
+  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+  res.end(body, () => endStream(res));
+}
+
 // A WebSocket handshake we refuse (upgrade.js), as up_ruby's engine answers it.
 function refuseHandshake(res, bad) {
   const body = `${bad.reason}\n`;
@@ -67,7 +76,9 @@ function refuseHandshake(res, bad) {
 // options: the checked settings (snake_case, as Up::Options names them). handler: the Ruby
 // Up::Node::Handler. listener: { host, port, secure } for SERVER_NAME when a request has no
 // Host, and the scheme. upgrades: the process's Upgrades (upgrades.js), which WebSockets and
-// event streams join. tlsBind: a TLSBind (tls.js) for HTTPS, else null.
+// event streams join. tlsBind: a TLSBind (tls.js) for HTTPS, else null. Unless
+// options.http2 is false, the server speaks HTTP/2 too (http2.js, server.http2), and its
+// streams take the same path as requests.
 function createServer(options, handler, log, listener, upgrades, tlsBind) {
   const headMs = options.head_timeout * 1000;
   const settings = {
@@ -125,7 +136,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     req.on('data', (chunk) => {
       size += chunk.length;
       if (options.max_body_size > 0 && size > options.max_body_size) {
-        if (!res.headersSent) reject(res, 413);
+        if (!res.headersSent) (req.httpVersionMajor === 2 ? rejectStream : reject)(res, 413);
         req.removeAllListeners('data');
         req.resume();
         return;
@@ -140,7 +151,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
 
   // upgrade: what the request may become (upgrade.js); head: what followed a WebSocket's head.
   const serve = (req, res, body, upgrade, head = null) => {
-    const exchange = new Exchange(req, res, body, listener, server);
+    const exchange = exchangeFor(req, res, body, listener, server);
     exchange.upgrade = upgrade;
     exchange.upgradeHead = head;
     try {
@@ -190,6 +201,23 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     socket.resume();
   };
 
+  // An HTTP/2 stream: refused as an HTTP/1.1 request would be, on its stream.
+  const onStream = (req, res) => {
+    const fields = regularFields(req);
+    req.upFields = fields;
+    const refused = checkStream(req, fields) || (fields.length / 2 > options.max_headers ? 431 : 0) || (tooLarge(req) ? 413 : 0);
+    if (refused) return rejectStream(res, refused);
+    if (statics !== null && statics.handle(req, res, () => toApp(req, res))) return;
+    toApp(req, res);
+  };
+
+  const onStreamContinue = (req, res) => {
+    if (tooLarge(req)) return rejectStream(res, 413);
+    res.writeContinue();
+    onStream(req, res);
+  };
+
+  server.http2 = options.http2 ? new Http2Side(options, server, tlsBind, onStream, onStreamContinue) : null;
   server.on('request', onRequest);
   server.on('upgrade', onUpgrade);
   // Expect: 100-continue (RFC 9110 §10.1.1): refuse a body that is too large before it is sent.
