@@ -26,11 +26,12 @@ const PSEUDO_FIELDS = 5;
 // The http2.Server options for a listener's settings (Up::Options' names).
 function sessionOptions(options) {
   return {
-    // Node answers a stream past these with RST_STREAM (ENHANCE_YOUR_CALM): past the size
-    // at once; past the count only beyond the fields server.js refuses itself with a 431,
-    // as HTTP/1.1's are.
+    // Node answers a stream with more fields than this with RST_STREAM (ENHANCE_YOUR_CALM):
+    // one more than server.js refuses itself with a 431, as HTTP/1.1's are.
     maxHeaderListPairs: options.max_headers + 1 + PSEUDO_FIELDS,
     settings: {
+      // Advertised (RFC 9113 §6.5.2); Node does not enforce it, so server.js answers a
+      // larger list with a 431, as an HTTP/1.1 head over --max-head-size.
       maxHeaderListSize: options.max_head_size,
       // A client opening more than this at once breaks the protocol (RFC 9113 §5.1.2): the
       // connection ends with GOAWAY (PROTOCOL_ERROR).

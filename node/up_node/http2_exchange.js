@@ -48,6 +48,14 @@ function checkStream(req, fields) {
   return 0;
 }
 
+// RFC 9113 §6.5.2: a header list's size, each field's name and value and 32 octets more,
+// pseudo-header fields too. raw: [name, value...].
+function headerListSize(raw) {
+  let size = 0;
+  for (let i = 0; i < raw.length; i++) size += raw[i].length;
+  return size + (raw.length / 2) * 32;
+}
+
 // A flat [name, value...] list without connection-specific fields.
 function withoutConnectionFields(headers) {
   let i = 0;
@@ -132,8 +140,9 @@ function exchangeFor(req, res, body, listener, server) {
 
 // Ends a stream whose response is complete while the client may still be sending its body
 // (a refused one): RST_STREAM with NO_ERROR tells it to stop (RFC 9113 §8.1).
-function endStream(res) {
-  if (!res.stream.destroyed) res.stream.close(NGHTTP2_NO_ERROR);
+function endStream(req, res) {
+  const stream = res.stream;
+  if (!stream.destroyed && !stream.endAfterHeaders && !req.complete) stream.close(NGHTTP2_NO_ERROR);
 }
 
-module.exports = { Http2Exchange, exchangeFor, regularFields, checkStream, endStream };
+module.exports = { Http2Exchange, exchangeFor, regularFields, headerListSize, checkStream, endStream };

@@ -13,7 +13,7 @@
 
 const http = require('node:http');
 const https = require('node:https');
-const { exchangeFor, regularFields, checkStream, endStream } = require('./http2_exchange');
+const { exchangeFor, regularFields, headerListSize, checkStream, endStream } = require('./http2_exchange');
 const { Http2Side } = require('./http2');
 const { check } = require('./request_check');
 const { reason } = require('./reason');
@@ -58,10 +58,16 @@ function detachedResponse(req, socket) {
 
 // The same refusal on an HTTP/2 stream: the stream ends, not the connection; a body still
 // coming is stopped.
-function rejectStream(res, status) {
+function rejectStream(req, res, status) {
   const body = `${reason(status)}\n`;
   res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
-  res.end(body, () => endStream(res));
+  res.end(body, () => endStream(req, res));
+}
+
+// A body that grew past --max-body-size, on either protocol.
+function refuseBody(req, res) {
+  if (req.httpVersionMajor === 2) rejectStream(req, res, 413);
+  else reject(res, 413);
 }
 
 // A WebSocket handshake we refuse (upgrade.js), as up_ruby's engine answers it.
@@ -126,8 +132,12 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     // flowing, end, auto-destroy, close), each of which pays for pushing and popping
     // Node's async context, which Opal's bridged Array sends to V8's slow path. Node's own
     // parser still tracks the request and the connection's timeouts.
+    // An HTTP/2 request has none when its HEADERS frame ended the stream (RFC 9113 §8.1);
+    // one may come without content-length.
     const headers = req.headers;
-    if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
+    const bodiless = req.httpVersionMajor === 2 ? req.stream.endAfterHeaders
+      : headers['transfer-encoding'] === undefined && headers['content-length'] === undefined;
+    if (bodiless) {
       req.read(0);
       return serve(req, res, '', acceptsEventStream(req) ? SSE : null);
     }
@@ -136,7 +146,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     req.on('data', (chunk) => {
       size += chunk.length;
       if (options.max_body_size > 0 && size > options.max_body_size) {
-        if (!res.headersSent) (req.httpVersionMajor === 2 ? rejectStream : reject)(res, 413);
+        if (!res.headersSent) refuseBody(req, res);
         req.removeAllListeners('data');
         req.resume();
         return;
@@ -205,14 +215,15 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
   const onStream = (req, res) => {
     const fields = regularFields(req);
     req.upFields = fields;
-    const refused = checkStream(req, fields) || (fields.length / 2 > options.max_headers ? 431 : 0) || (tooLarge(req) ? 413 : 0);
-    if (refused) return rejectStream(res, refused);
+    const tooMany = fields.length / 2 > options.max_headers || headerListSize(req.rawHeaders) > options.max_head_size;
+    const refused = checkStream(req, fields) || (tooMany ? 431 : 0) || (tooLarge(req) ? 413 : 0);
+    if (refused) return rejectStream(req, res, refused);
     if (statics !== null && statics.handle(req, res, () => toApp(req, res))) return;
     toApp(req, res);
   };
 
   const onStreamContinue = (req, res) => {
-    if (tooLarge(req)) return rejectStream(res, 413);
+    if (tooLarge(req)) return rejectStream(req, res, 413);
     res.writeContinue();
     onStream(req, res);
   };
