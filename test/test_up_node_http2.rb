@@ -110,7 +110,8 @@ class TestUpNodeHTTP2 < Minitest::Test
       assert_includes out, "100000|uuu|100000"
       # nghttp prints each DATA frame as it comes, between its own lines.
       assert_equal ["part 0", "part 1", "part 2"], out.scan(/part \d/)
-      assert_match(/recv \(stream_id=5\) x-kept: yes/, out)
+      assert_match(/recv \(stream_id=\d+\) x-kept: yes/, out)
+      refute_match(/recv \(stream_id=\d+\) (connection|keep-alive|transfer-encoding|upgrade):/, out)
     end
   end
 
@@ -242,6 +243,34 @@ class TestUpNodeHTTP2 < Minitest::Test
     refute_nil goaway
     assert_operator goaway.payload.unpack1("N"), :<, 20_000, "not every stream was taken"
     assert_equal ["/alive", "2"], curl("--http2-prior-knowledge", http_url("/alive"))
+  end
+
+  # Node's and nghttp2's guards: a SETTINGS frame with more entries than Node takes, PINGs or
+  # SETTINGS sent faster than their acknowledgements are read, a header block continued
+  # without end (the CONTINUATION flood of 2024). Each flooder gets GOAWAY and is closed.
+  def test_floods_get_goaway_and_other_connections_go_on
+    start_up_node(APP)
+    floods = {
+      "settings entries" => ->(h2) { h2.write_frame(:settings, 0, 0, [4, 65_535].pack("nN") * 100) },
+      "pings" => ->(h2) { 100_000.times { h2.write_frame(:ping, 0, 0, "12345678") } },
+      "settings" => ->(h2) { 100_000.times { h2.write_frame(:settings, 0, 0, [4, 65_535].pack("nN")) } },
+      "continuations" => lambda do |h2|
+        h2.write_frame(:headers, 0, 1, h2.header_block("/continued"))
+        100_000.times { h2.write_frame(:continuation, 0, 1, "\x00\x05x-abc\x01y".b) }
+      end
+    }
+    floods.each do |name, flood|
+      h2 = frames
+      begin
+        flood.call(h2)
+      rescue Errno::EPIPE, Errno::ECONNRESET
+        nil # closed while it flooded
+      end
+      goaway = h2.read_until { |frame| frame.type == H2Frames::TYPES[:goaway] }
+      refute_nil goaway, "GOAWAY for a flood of #{name}"
+      refute_equal 0, goaway.error_code, name
+      assert_equal ["/alive", "2"], curl("--http2-prior-knowledge", http_url("/alive")), "after a flood of #{name}"
+    end
   end
 
   private
