@@ -245,6 +245,27 @@ class TestUpNodeHTTP2 < Minitest::Test
     assert_equal ["/alive", "2"], curl("--http2-prior-knowledge", http_url("/alive"))
   end
 
+  # --keepalive-timeout: a connection with no stream and no frame that long gets GOAWAY
+  # (NO_ERROR) and is closed.
+  def test_an_idle_connection_gets_goaway
+    start_up_node("--keepalive-timeout", "1", APP)
+    h2 = frames
+    h2.get(1, "/before")
+    goaway = h2.read_until(timeout: 10) { |frame| frame.type == H2Frames::TYPES[:goaway] }
+    assert_equal [0, 1], [goaway.error_code, goaway.payload.unpack1("N")]
+    assert_nil h2.read_until(timeout: 10) { |frame| frame.type != H2Frames::TYPES[:goaway] }, "closed"
+  end
+
+  # --body-timeout: a body that stops coming gets a 408 on its stream.
+  def test_a_stalled_body_gets_408_on_its_stream
+    start_up_node("--body-timeout", "1", APP)
+    h2 = frames
+    h2.write_frame(:headers, H2Frames::END_HEADERS, 1, h2.header_block("/echo", method: "POST"))
+    h2.write_frame(:data, 0, 1, "part of a body")
+    data = h2.read_until(timeout: 10) { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 1 }
+    assert_equal "Request Timeout\n", data.payload
+  end
+
   # Node's and nghttp2's guards: a SETTINGS frame with more entries than Node takes, PINGs or
   # SETTINGS sent faster than their acknowledgements are read, a header block continued
   # without end (the CONTINUATION flood of 2024). Each flooder gets GOAWAY and is closed.

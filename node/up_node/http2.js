@@ -13,7 +13,7 @@
 // connection of a peer that floods): from our settings where one means the same thing,
 // --max-head-size for the header list a stream may send, --max-headers for its field count,
 // --max-pipeline for the streams one connection has open at once, --keepalive-timeout for an
-// idle connection; Node's defaults for SETTINGS, PING and memory floods; nghttp2's (1.61 in
+// idle connection, --body-timeout for a pause in a request body (server.js); Node's defaults for SETTINGS, PING and memory floods; nghttp2's (1.61 in
 // Node 20) for rapid reset and CONTINUATION floods.
 
 const http2 = require('node:http2');
@@ -58,19 +58,31 @@ class Http2Side {
     this.server.on('request', onRequest);
     this.server.on('checkContinue', onContinue);
     this.server.on('session', (session) => this.track(session));
-    // A client gone silent past the keep-alive time: GOAWAY and close (Node's default
-    // for a session timeout).
-    this.server.setTimeout(options.keepalive_timeout * 1000);
+    this.idleMs = options.keepalive_timeout * 1000;
     if (tlsBind) this.takeAlpn(listening);
     else this.takePreface(listening);
   }
 
+  // A connection idle for --keepalive-timeout (no frame either way, and no stream open:
+  // a quiet event stream is not idle) gets GOAWAY and closes, as HTTP/1.1's idle keep-alive
+  // connection closes. Node's own timeout would cut it without GOAWAY.
   track(session) {
     this.sessions.add(session);
     session.on('close', () => this.sessions.delete(session));
     // A session that fails (a flood, a protocol error) is closed by Node; the error is the
     // peer's, not the server's.
     session.on('error', () => {});
+    let open = 0;
+    session.on('stream', (stream) => {
+      open++;
+      stream.once('close', () => {
+        if (--open === 0 && !session.closed) session.setTimeout(this.idleMs);
+      });
+    });
+    session.on('timeout', () => {
+      if (open === 0) session.close();
+    });
+    session.setTimeout(this.idleMs);
     if (this.stopping) session.close();
   }
 

@@ -143,6 +143,12 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     }
     const chunks = [];
     let size = 0;
+    // HTTP/2: --body-timeout is the longest pause in a stream's body, then a 408 on it.
+    if (req.httpVersionMajor === 2) {
+      res.stream.setTimeout(options.body_timeout * 1000, () => {
+        if (!res.headersSent) rejectStream(req, res, 408);
+      });
+    }
     req.on('data', (chunk) => {
       size += chunk.length;
       if (options.max_body_size > 0 && size > options.max_body_size) {
@@ -154,6 +160,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
       chunks.push(chunk);
     });
     req.on('end', () => {
+      if (req.httpVersionMajor === 2) res.stream.setTimeout(0);
       if (res.headersSent) return;
       serve(req, res, size === 0 ? '' : Buffer.concat(chunks).toString('latin1'), acceptsEventStream(req) ? SSE : null);
     });
