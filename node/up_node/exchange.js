@@ -277,4 +277,4 @@ class Exchange {
   }
 }
 
-module.exports = { Exchange, flatten, plain, bytes, bodiless };
+module.exports = { Exchange, flatten, plain, bytes };

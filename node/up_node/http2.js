@@ -9,12 +9,12 @@
 // h2 go to an http2.Server of ours that never listens, and its streams come back to
 // server.js as Node's compat request and response (Http2ServerRequest, Http2ServerResponse).
 //
-// The limits (RFC 9113 §10.5, and Node's own guards, which send GOAWAY and close the
-// connection of a peer that floods): from our settings where one means the same thing,
+// The limits (RFC 9113 §10.5): from our settings where one means the same thing,
 // --max-head-size for the header list a stream may send, --max-headers for its field count,
-// --max-pipeline for the streams one connection has open at once, --keepalive-timeout for an
-// idle connection, --body-timeout for a pause in a request body (server.js); Node's defaults for SETTINGS, PING and memory floods; nghttp2's (1.61 in
-// Node 20) for rapid reset and CONTINUATION floods.
+// --max-pipeline for the streams one connection has open at once, --keepalive-timeout for
+// an idle connection, --body-timeout for a pause in a request body (server.js). Floods of
+// SETTINGS, PINGs, resets (CVE-2023-44487) and CONTINUATION frames meet Node's and nghttp2's
+// own guards (nghttp2 1.61 in Node 20), which end the flooder's connection with GOAWAY.
 
 const http2 = require('node:http2');
 
@@ -30,15 +30,17 @@ function sessionOptions(options) {
     // one more than server.js refuses itself with a 431, as HTTP/1.1's are.
     maxHeaderListPairs: options.max_headers + 1 + PSEUDO_FIELDS,
     settings: {
-      // Advertised (RFC 9113 §6.5.2); Node does not enforce it, so server.js answers a
-      // larger list with a 431, as an HTTP/1.1 head over --max-head-size.
+      // Advertised (RFC 9113 §6.5.2). Node resets some streams past it itself; server.js
+      // answers the rest with a 431 on their decoded size, as an HTTP/1.1 head over
+      // --max-head-size.
       maxHeaderListSize: options.max_head_size,
-      // A client opening more than this at once breaks the protocol (RFC 9113 §5.1.2): the
-      // connection ends with GOAWAY (PROTOCOL_ERROR).
+      // A client opening more than this at once breaks the protocol (RFC 9113 §5.1.2): its
+      // connection ends with GOAWAY.
       maxConcurrentStreams: options.max_pipeline,
     },
-    // Streams the client opens and then resets or that we refuse: past this many, the
-    // connection ends with GOAWAY (ENHANCE_YOUR_CALM).
+    // Past this many streams refused, or frames that break the protocol, the connection ends
+    // with GOAWAY: Node's default for the first, a tenth of it for the second (a client
+    // that sends a hundred invalid frames is broken or hostile).
     maxSessionRejectedStreams: 100,
     maxSessionInvalidFrames: 100,
   };
@@ -50,7 +52,6 @@ class Http2Side {
   // listening: the http(s).Server; tlsBind: its TLSBind or null; onRequest(req, res) and
   // onContinue(req, res): server.js's, for each stream.
   constructor(options, listening, tlsBind, onRequest, onContinue) {
-    this.options = options;
     this.headMs = options.head_timeout * 1000;
     this.sessions = new Set();
     this.sniffing = new Set();
@@ -109,6 +110,7 @@ class Http2Side {
         this.sniffing.delete(socket);
         socket.removeListener('data', onData);
         socket.removeListener('close', onClose);
+        socket.removeListener('timeout', onTimeout);
         socket.setTimeout(0);
         socket.pause();
         socket.unshift(seen);
@@ -126,9 +128,11 @@ class Http2Side {
         socket.resume();
       };
       const onClose = () => this.sniffing.delete(socket);
+      const onTimeout = () => socket.destroy();
       socket.on('data', onData);
       socket.on('close', onClose);
-      socket.setTimeout(this.headMs, () => socket.destroy());
+      socket.on('timeout', onTimeout);
+      socket.setTimeout(this.headMs);
     });
   }
 

@@ -1,12 +1,12 @@
 'use strict';
 // HTTPS for up_node (issue 21): the Node tls options of one TLS bind with up_ruby's settings
 // (ext/up/engine/tls.h): TLS 1.2 and 1.3 only, the same cipher list in the server's order, the
-// same groups, ALPN h2 (unless --no-http2) then http/1.1, SNI certificates from the config file's tls_host, the head
-// timeout for the handshake, and session ticket keys derived from the secret every worker
-// gets and the hour, so the workers take each other's tickets. Up::Node::Launcher resolves
-// which files a bind serves (Up::TLSSettings); the files are read here, at the start and
-// again on HUP (reload), and a key's passphrase comes from its command each time, as up_ruby
-// does it.
+// same groups, ALPN h2 (unless --no-http2: http2.js) then http/1.1, SNI certificates from the
+// config file's tls_host, the head timeout for the handshake, and session ticket keys derived
+// from the secret every worker gets and the hour, so the workers take each other's tickets.
+// Up::Node::Launcher resolves which files a bind serves (Up::TLSSettings); the files are read
+// here, at the start and again on HUP (reload), and a key's passphrase comes from its command
+// each time, as up_ruby does it.
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
