@@ -6,8 +6,9 @@
 # http/1.1 kept (RFC 9113 §3.2), h2c by prior knowledge beside HTTP/1.1 on a plain port
 # (§3.3) and no Upgrade to h2c (§3.1); streams are Rack requests with HTTP/1.1's env but
 # SERVER_PROTOCOL, without pseudo-header fields (§8.3) and answered without connection-
-# specific fields (§8.2.2); early hints, streamed bodies and event streams on streams;
-# GOAWAY on a graceful stop (§6.8); the limits (§10.5) and --no-http2.
+# specific fields (§8.2.2); early hints, streamed bodies, event streams and WebSockets
+# (RFC 8441) on streams; GOAWAY on a graceful stop (§6.8); the limits (§10.5) and
+# --no-http2.
 require "json"
 require "open3"
 require "socket"
@@ -171,6 +172,18 @@ class TestUpNodeHTTP2 < Minitest::Test
       assert_equal 0, result.dig("goaway", "code")
     end
     assert_equal 0, server.wait(timeout: 10).exitstatus
+  end
+
+  # RFC 8441: SETTINGS_ENABLE_CONNECT_PROTOCOL, then a WebSocket on an extended CONNECT's
+  # stream, through the same rack.upgrade API: messages echoed, a clean close.
+  def test_a_websocket_on_a_stream
+    start_up_node(File.join(CLIProcess::ROOT, "test/rackup/ws_echo.ru"))
+    out, err, status = Open3.capture3("node", File.join(CLIProcess::ROOT, "test/support/h2_ws_client.js"),
+                                      http_url("/ws"), "-", "hello", "over h2")
+    assert status.success?, err
+    assert_equal [{ "enableConnectProtocol" => true }, { "status" => 200, "protocol" => nil },
+                  { "message" => "hello" }, { "message" => "over h2" }, { "close" => 1000 }],
+                 out.lines.map { |line| JSON.parse(line) }
   end
 
   # ---- limits

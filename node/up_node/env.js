@@ -63,7 +63,7 @@ class EnvBuilder {
     }
     const mark = target.indexOf('?');
     const path = mark < 0 ? target : target.slice(0, mark);
-    env.set('REQUEST_METHOD', req.method);
+    env.set('REQUEST_METHOD', exchange.method);
     const version = req.httpVersion;
     env.set('SERVER_PROTOCOL', version === '1.1' ? 'HTTP/1.1' : version === '1.0' ? 'HTTP/1.0' : 'HTTP/2');
     env.set('PATH_INFO', path);

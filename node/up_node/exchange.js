@@ -102,11 +102,13 @@ class Exchange {
     this.upgrade = null;
     this.upgradeHead = null;
     // The request's fields as [name, value...] (env.js), the authority that replaces Host
-    // (HTTP/2's :authority; null here), and whether the body's length is known from its
-    // framing rather than from Content-Length or chunks (HTTP/2's DATA frames).
+    // (HTTP/2's :authority; null here), whether the body's length is known from its framing
+    // rather than from Content-Length or chunks (HTTP/2's DATA frames), and the method the
+    // app sees.
     this.fields = req.rawHeaders;
     this.authority = null;
     this.framedBody = false;
+    this.method = req.method;
   }
 
   // What the response is written to: the connection here, a stream in HTTP/2.

@@ -37,6 +37,8 @@ function sessionOptions(options) {
       // A client opening more than this at once breaks the protocol (RFC 9113 §5.1.2): its
       // connection ends with GOAWAY.
       maxConcurrentStreams: options.max_pipeline,
+      // RFC 8441: WebSockets on streams (extended CONNECT).
+      enableConnectProtocol: true,
     },
     // Past this many streams refused, or frames that break the protocol, the connection ends
     // with GOAWAY: Node's default for the first, a tenth of it for the second (a client
@@ -57,6 +59,8 @@ class Http2Side {
     this.sniffing = new Set();
     this.server = http2.createServer(sessionOptions(options));
     this.server.on('request', onRequest);
+    // Node's compat layer sends CONNECT apart (else it answers 405): server.js's as well.
+    this.server.on('connect', onRequest);
     this.server.on('checkContinue', onContinue);
     this.server.on('session', (session) => this.track(session));
     this.idleMs = options.keepalive_timeout * 1000;

@@ -74,6 +74,9 @@ class Http2Exchange extends Exchange {
     this.fields = req.upFields || regularFields(req);
     this.authority = req.authority === undefined ? null : req.authority;
     this.framedBody = true;
+    // A WebSocket's extended CONNECT (RFC 8441) is the GET of HTTP/1.1's handshake to the
+    // app, so that one app serves both.
+    if (req.method === 'CONNECT') this.method = 'GET';
   }
 
   get channel() {
@@ -87,6 +90,20 @@ class Http2Exchange extends Exchange {
 
   sendHead(status, headers) {
     this.res.writeHead(status, withoutConnectionFields(headers));
+  }
+
+  // The head of a stream that stays open both ways (a WebSocket's): a HEADERS frame as it
+  // is. Node's compat head waits to send trailers at the end, and those went out ahead of
+  // the last DATA the stream had queued (a WebSocket's Close frame).
+  sendOpenHead(status, headers) {
+    const fields = { ':status': status };
+    const kept = withoutConnectionFields(headers);
+    for (let i = 0; i < kept.length; i += 2) {
+      const name = kept[i].toLowerCase();
+      const old = fields[name];
+      fields[name] = old === undefined ? kept[i + 1] : [].concat(old, kept[i + 1]);
+    }
+    this.res.stream.respond(fields, { endStream: false });
   }
 
   endWith(body, encoding) {

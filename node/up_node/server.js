@@ -225,8 +225,22 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     const tooMany = fields.length / 2 > options.max_headers || headerListSize(req.rawHeaders) > options.max_head_size;
     const refused = checkStream(req, fields) || (tooMany ? 431 : 0) || (tooLarge(req) ? 413 : 0);
     if (refused) return rejectStream(req, res, refused);
+    if (req.method === 'CONNECT') return onConnect(req, res);
     if (statics !== null && statics.handle(req, res, () => toApp(req, res))) return;
     toApp(req, res);
+  };
+
+  // RFC 8441 §4: a CONNECT whose :protocol is websocket opens a WebSocket on its stream,
+  // served as HTTP/1.1's handshake is (rack.upgrade? :websocket); §5: it carries
+  // Sec-WebSocket-Version but no key. We are no proxy: any other CONNECT is not ours (501).
+  const onConnect = (req, res) => {
+    if (req.headers[':protocol'] !== 'websocket') return rejectStream(req, res, 501);
+    if (req.headers['sec-websocket-version'] !== '13') {
+      const body = 'Unsupported Sec-WebSocket-Version (13 is)\n';
+      res.writeHead(400, ['sec-websocket-version', '13', 'content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+      return res.end(body);
+    }
+    serve(req, res, '', WEBSOCKET);
   };
 
   const onStreamContinue = (req, res) => {
