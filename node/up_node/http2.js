@@ -88,7 +88,8 @@ class Http2Side {
       if (open === 0) session.close();
     });
     session.setTimeout(this.idleMs);
-    if (this.stopping) session.close();
+    // Sniffed while stopping: the streams that came with the preface are served first.
+    if (this.stopping) setImmediate(() => session.close());
   }
 
   // TLS: the connections whose client chose h2.
@@ -140,16 +141,18 @@ class Http2Side {
     });
   }
 
-  // A graceful stop: every session gets GOAWAY and closes once its streams are done; a
-  // connection that has not said which protocol it speaks is closed.
+  // A graceful stop: every session gets GOAWAY and closes once its streams are done. A
+  // connection whose first bytes have not been read yet is left to them (a request may be
+  // in them, as Node's HTTP/1.1 server leaves a connection that has not sent its head), and
+  // to --head-timeout.
   stop() {
     this.stopping = true;
     for (const session of this.sessions) session.close();
-    for (const socket of this.sniffing) socket.destroy();
   }
 
   terminate() {
     for (const session of this.sessions) session.destroy();
+    for (const socket of this.sniffing) socket.destroy();
   }
 }
 
