@@ -126,6 +126,7 @@ class TestUpNodeHTTP2 < Minitest::Test
     responses = result.fetch("responses")
     assert_equal [200] * 10, responses.map { |r| r["status"] }
     assert_equal ["first\nlast\n"] * 7, responses.first(7).map { |r| r["body"] }
+    assert_operator responses.first(7).map { |r| r["begunAtEnd"] }.min, :>=, 7, "every slow stream had begun before one ended"
     hints, echo, fields = responses.last(3)
     assert_equal [{ ":status" => 103, "link" => "</a.css>; rel=preload, </b.js>; rel=preload" }],
                  hints["informational"].map { |h| h.slice(":status", "link") }

@@ -2,7 +2,8 @@
 // Node's own HTTP/2 client for test/test_up_node_http2.rb: one session to the URL in
 // argv[2] (https with the CA file in argv[3], or "-" for h2c), the requests in the JSON of
 // argv[4] ([{ path, method, body }]) all sent at once on it, and one line of JSON out:
-// { responses: [{ status, headers, informational: [headers...], body }], goaway }. With
+// { responses: [{ status, headers, informational: [headers...], body, rstCode, begunAtEnd }],
+// goaway }, where begunAtEnd is how many responses had begun when this one ended. With
 // argv[5] "stop-after-first-byte", it prints {"ready": true} once every response has begun
 // and waits for the server's GOAWAY.
 
@@ -39,6 +40,7 @@ const responses = requests.map((request) => new Promise((resolve) => {
   stream.on('data', (chunk) => { out.body += chunk; });
   stream.on('close', () => {
     out.rstCode = stream.rstCode;
+    out.begunAtEnd = begun;
     resolve(out);
   });
   stream.end(request.body);
