@@ -137,6 +137,15 @@ module Up
         o.on("--control-token TOKEN", "Token the control endpoint asks for (made and logged if none)") do |v|
           options[:control_token] = v
         end
+        o.on("--metrics-url URL", "Prometheus /metrics, /live and /ready (no token): tcp://HOST:PORT or unix:///path.sock") do |v|
+          options[:metrics_url] = v
+        end
+        o.on("--stop-delay SECONDS", Float, "On TERM, /ready says 503 at once and requests are served this long before the drain (0)") do |v|
+          options[:stop_delay] = v
+        end
+        o.on("--worker-max-rss MB", Integer, "A worker whose resident memory passes this is replaced once its requests are done (0: never)") do |v|
+          options[:worker_max_rss] = v
+        end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
         o.on("--max-head-size BYTES", Integer, "Request line + headers; larger gets 431 (#{DEFAULTS[:max_head_size]})") { |v| options[:max_head_size] = v }

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# The command line every runtime shares (README, "Using it"): -v, -h, the one-line errors
+# The command line every runtime shares (docs/configuration.md): -v, -h, the one-line errors
 # (the same words with the runtime's own name, status 1, nothing started), and a stop on TERM
 # or INT with status 0.
 require_relative "helper"
