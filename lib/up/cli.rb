@@ -11,8 +11,10 @@ module Up
   # The command line of up_ruby and up_node (and, later, of up): turns ARGV, over the config
   # file (-C, or config/up.rb when there is one), over the environment (PORT, WEB_CONCURRENCY,
   # MAX_THREADS), into settings checked by Up::Options, and hands them to a launcher
-  # (Up::Launcher unless told otherwise: up_node passes Up::Node::Launcher). Bad arguments end
-  # the process with a one-line message and status 1, never with a backtrace.
+  # (Up::Launcher unless told otherwise: up_node passes Up::Node::Launcher). Bad arguments, and
+  # every reason a start fails that the user can fix (Up::StartError: a config.ru that does not
+  # load, a port in use), end the process with a one-line message and status 1; --trace (or
+  # UP_TRACE=1) prints the backtrace of what caused it after that line.
   class CLI
     DEFAULTS = Options::DEFAULTS
 
@@ -57,6 +59,7 @@ module Up
       options = parse
       return 0 unless options
 
+      @trace = options[:trace]
       launcher = @launcher || begin
         require_relative "launcher"
         Launcher
@@ -68,10 +71,19 @@ module Up
       1
     rescue StartError => e
       warn "#{@program}: #{e.message}"
+      warn (e.cause || e).full_message(highlight: false, order: :top) if @trace || @env["UP_TRACE"] == "1"
       1
     end
 
     private
+
+    # Settings the launcher cannot honour (Up::Node::Launcher::UNSUPPORTED): --help leaves
+    # them out; given anyway, the launcher refuses them in one line.
+    def unsupported
+      return [] unless @launcher&.const_defined?(:UNSUPPORTED)
+
+      @launcher::UNSUPPORTED.keys
+    end
 
     # The file -C names (it must exist), else config/up.rb if there is one, else none.
     def config_file(path)
@@ -81,7 +93,8 @@ module Up
       nil
     end
 
-    def build_parser(options)
+    # hidden: settings whose options are left out (of --help).
+    def build_parser(options, hidden: [])
       OptionParser.new do |o|
         o.banner = "Usage: #{@program} [options] [config.ru]"
         o.separator ""
@@ -124,14 +137,25 @@ module Up
         end
         o.on("-l", "--log-file FILE", "Write the server log to FILE (stderr)") { |v| options[:log_file] = v }
         o.on("-P", "--pid-file FILE", "Write the process id to FILE") { |v| options[:pid_file] = v }
-        o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
-          options[:access_log] = v
+        o.on("-S", "--state-path FILE", "Write the pid, control URL and token to FILE (mode 0600), for upctl") do |v|
+          options[:state_path] = v
         end
-        o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
-          options[:control_url] = v
+        unless hidden.include?(:access_log)
+          o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
+            options[:access_log] = v
+          end
         end
-        o.on("--control-token TOKEN", "Token the control endpoint asks for (made and logged if none)") do |v|
-          options[:control_token] = v
+        unless hidden.include?(:control_url)
+          o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
+            options[:control_url] = v
+          end
+          o.on("--control-token TOKEN", "Token the control endpoint asks for (made, logged and kept in",
+               "--state-path's file if none; the same across hot restarts)") do |v|
+            options[:control_token] = v
+          end
+        end
+        o.on("--trace", "A start that fails prints the backtrace of what failed (UP_TRACE=1 too)") do
+          options[:trace] = true
         end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
@@ -193,7 +217,7 @@ module Up
           @printed = true
         end
         o.on("-h", "--help", "Print this help") do
-          @out.puts o
+          @out.puts(hidden.empty? && unsupported.any? ? build_parser({}, hidden: unsupported) : o)
           @printed = true
         end
       end

@@ -8,6 +8,7 @@ require_relative "binder"
 require_relative "single"
 require_relative "cluster"
 require_relative "start_error"
+require_relative "load_failure"
 require_relative "static_files"
 require_relative "tls_setup"
 
@@ -103,6 +104,8 @@ module Up
       raise StartError, "#{@options[:rackup]} not found" unless File.file?(path)
 
       Rack::Builder.parse_file(path)
+    rescue StandardError, ScriptError => e
+      raise StartError, LoadFailure.new(e).to_s
     end
 
     # The binds; the port is --port for those without one, and -s makes each serve HTTPS.

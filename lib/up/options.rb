@@ -65,6 +65,7 @@ module Up
       Setting.new(:worker_timeout,    :seconds, 60,                nil, nil,        "--worker-timeout"),
       Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
+      Setting.new(:state_path,        :string,  nil,               nil, nil,        "--state-path"),
       Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
       Setting.new(:early_hints,       :boolean, true,              nil, nil,        "--early-hints"),
       Setting.new(:io_thread,         :boolean, false,             nil, nil,        "--io-thread"),
@@ -98,7 +99,8 @@ module Up
       Setting.new(:static_dotfiles,   :boolean, false,             nil, nil,        "--static-dotfiles"),
       Setting.new(:dir_listing,       :boolean, false,             nil, nil,        "--dir-listing"),
       Setting.new(:trusted_proxy,     :addresses, [].freeze,       nil, nil,        "--trusted-proxy"),
-      Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url")
+      Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url"),
+      Setting.new(:trace,             :boolean, false,             nil, nil,        "--trace")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -123,11 +125,12 @@ module Up
     end
 
     # Settings the environment gives, as the usual platforms set them: PORT, WEB_CONCURRENCY
-    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair). Returns [values, names] for
-    # Options.new, so that a bad one is named by its variable.
+    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair); and UP_TRACE=1 (--trace).
+    # Returns [values, names] for Options.new, so that a bad one is named by its variable.
     def self.from_environment(env = ENV)
       values = {}
       names = {}
+      values[:trace] = true if env["UP_TRACE"] == "1"
       { port: "PORT", workers: "WEB_CONCURRENCY", threads: "MAX_THREADS" }.each do |key, var|
         next if env[var].to_s.empty?
 

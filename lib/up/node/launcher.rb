@@ -27,7 +27,7 @@ module Up
       STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would. A subclass names its own.
-      UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log" }.freeze
+      UNSUPPORTED = { control_url: "--control-url", control_token: "--control-token", access_log: "--access-log" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
       # Node, so a config file that sets any is refused.
