@@ -45,6 +45,7 @@ module Up
       typed[:rackup] = rest.first if rest.first
       values, names = Options.from_environment(@env)
       if (file = config_file(typed[:config_file]))
+        values[:config_file] = file.path # named in the start log
         values.merge!(file.values)
         names.merge!(file.names)
         @hooks = file.hooks

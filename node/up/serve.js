@@ -18,7 +18,7 @@ const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
 const { Log, ignoreSignals } = require('../up_node/log');
-const { escapedThrow, describeThrown } = require('../up_node/thrown');
+const { escapedThrow, describeThrown, bootFailed } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
 const { Upgrades } = require('./websocket');
@@ -60,8 +60,7 @@ function run(options) {
     Node = globalThis.Opal.Up.Node;
     app = Node.$app();
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
-    process.exit(1);
+    bootFailed(options, error);
   }
   // The handler needs the env builder, which needs the addon's meta array: the request
   // callback is made first and finds the handler once requests can come (after listen).

@@ -40,7 +40,7 @@ const fs = require('node:fs');
 const { Log, ignoreUnsupportedSignals } = require('./log');
 const { Hub } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
-const { describeThrown } = require('./thrown');
+const { bootFailed, loadFailure } = require('./thrown');
 
 // Past the workers' own --shutdown-timeout, before they are killed.
 const KILL_GRACE_MS = 5000;
@@ -56,8 +56,8 @@ function startHub(options, log, restarts) {
   try {
     require(options.bundle);
   } catch (error) {
-    log.line(`${restarts && restarts.old.count ? 'hot restart: ' : ''}cannot load ${options.rackup}: ${describeThrown(error)}`);
-    if (!restarts || restarts.old.count === 0) process.exit(1);
+    if (!restarts || restarts.old.count === 0) bootFailed(options, error);
+    log.line(`hot restart: the app does not load; the old workers serve on: ${loadFailure(error)}`);
     return new Hub(null, log);
   }
   const Opal = globalThis.Opal;

@@ -13,7 +13,7 @@ const { Log, ignoreUnsupportedSignals } = require('./log');
 const { createServer } = require('./server');
 const { TLSBind } = require('./tls');
 const { EnvBuilder } = require('./env');
-const { describeThrown } = require('./thrown');
+const { describeThrown, bootFailed } = require('./thrown');
 const { Upgrades } = require('./upgrades');
 const { WorkerLink } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
@@ -111,8 +111,7 @@ function run(options) {
   try {
     [handler, upgrades] = loadHandler(options, log);
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
-    process.exit(1);
+    bootFailed(options, error);
   }
   // Start errors the user can fix (an address in use), as up_ruby reports them: one line on
   // stderr, status 1.

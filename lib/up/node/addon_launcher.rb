@@ -151,7 +151,7 @@ module Up
       end
 
       def addon_env(bundle_path, note, binder)
-        settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note, control: control_address,
+        settings = @options.merge(bundle: bundle_path, version: VERSION, program: PROGRAM, build_note: note, control: control_address,
                                   listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static,
                                   restart: @restart.merge(listen_env: binder.exec_env.fetch(Binder::ENV_FDS)))
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,

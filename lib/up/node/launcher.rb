@@ -85,7 +85,7 @@ module Up
       end
 
       def node_env(bundle_path, build_note)
-        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, build_note: build_note,
+        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, program: PROGRAM, build_note: build_note,
                                   static_files: @static)
         env = { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path }
         # -e, as up_ruby does it: the app reads RACK_ENV.
