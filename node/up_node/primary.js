@@ -37,7 +37,7 @@
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log, ignoreUnsupportedSignals } = require('./log');
+const { Log, ignoreUnsupportedSignals, processTitle, banner } = require('./log');
 const { Hub } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
 const { bootFailed, loadFailure } = require('./thrown');
@@ -140,9 +140,11 @@ function run(options, restarts = null) {
       if (announced) return;
       announced = true;
       if (options.pid_file) fs.writeFileSync(options.pid_file, `${process.pid}\n`);
+      process.title = processTitle(options, 'master', message.listening);
+      log.line(banner(options));
       log.line(`UP! ${options.version} master ${process.pid} listening on ${message.listening.join(', ')} ` +
         `(workers ${count}, node ${process.version})`);
-      log.line(options.build_note);
+      if (options.build_note) log.line(options.build_note);
     });
     return worker;
   };
@@ -277,7 +279,7 @@ function run(options, restarts = null) {
     });
   }
 
-  process.title = `${restarts ? 'up' : 'up_node'} master (${options.workers} workers)`;
+  process.title = processTitle(options, 'master', []);
   process.on('SIGINT', () => actions.stop());
   process.on('SIGTERM', () => actions.stop());
   process.on('SIGQUIT', () => actions.halt());

@@ -9,7 +9,7 @@
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log, ignoreUnsupportedSignals } = require('./log');
+const { Log, ignoreUnsupportedSignals, processTitle, banner } = require('./log');
 const { createServer } = require('./server');
 const { TLSBind } = require('./tls');
 const { EnvBuilder } = require('./env');
@@ -121,7 +121,7 @@ function run(options) {
   };
   const tlsBinds = [];
   listenAll(options, handler, upgrades, log, tlsBinds, (servers, urls) => {
-    process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+    process.title = processTitle(options, cluster.isWorker ? `worker ${index}` : null, urls);
     const stop = gracefulStop(servers, upgrades, options, log, name);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
@@ -142,8 +142,9 @@ function run(options) {
         fs.writeFileSync(options.pid_file, `${process.pid}\n`);
         process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
       }
+      log.line(banner(options));
       log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version})`);
-      log.line(options.build_note);
+      if (options.build_note) log.line(options.build_note);
     }
   }, fail);
 }

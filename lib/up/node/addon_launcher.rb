@@ -58,9 +58,7 @@ module Up
         return build_only(rackup) if ENV.delete(ENV_BUILD_ONLY)
 
         binder = listen
-        bundle = Bundle.new(rackup)
-        state = bundle.ensure_built
-        note = format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds)
+        bundle, note = compile(rackup)
         fds = binder.exec_fds + old_check_fds
         binder.sockets.each { |s| s.close_on_exec = false }
         exec(addon_env(bundle.path, note, binder), node, "--enable-source-maps", MAIN, **fds.to_h { |fd| [fd, fd] })
@@ -151,7 +149,7 @@ module Up
       end
 
       def addon_env(bundle_path, note, binder)
-        settings = @options.merge(bundle: bundle_path, version: VERSION, program: PROGRAM, build_note: note, control: control_address,
+        settings = @options.merge(bundle: bundle_path, version: VERSION, program: PROGRAM, build_note: note, control: control_address, **banner_settings,
                                   listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static,
                                   restart: @restart.merge(listen_env: binder.exec_env.fetch(Binder::ENV_FDS)))
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,

@@ -66,10 +66,13 @@ module Up
         File.join(base, "up", "node")
       end
 
-      # Builds the bundle unless it is fresh; returns :reused or :built. Raises CompileError.
+      # Builds the bundle unless it is fresh (calling the block first, if given); returns :reused
+      # or :built. Raises CompileError.
       def ensure_built
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        state = File.file?(@path) && @manifest.current? ? :reused : build
+        fresh = File.file?(@path) && @manifest.current?
+        yield if !fresh && block_given?
+        state = fresh ? :reused : build
         @seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
         state
       end
