@@ -41,6 +41,9 @@ module Up
         # Taken before anything changes the process: what a restart runs, and where.
         @restart = { argv: command_line, dir: Dir.pwd,
                      env: { "NODE_PATH" => ENV.fetch("NODE_PATH", nil), "RACK_ENV" => ENV.fetch("RACK_ENV", nil) } }
+        @options = StateFile.with_control_token(@options)
+        # A token made here is the one the restarted image takes (StateFile.with_control_token).
+        @restart[:env].merge!(StateFile.exec_env(@options))
       end
 
       # Does not return when Node starts (exec); raises StartError otherwise. With
@@ -59,6 +62,7 @@ module Up
 
         binder = listen
         bundle, note = compile(rackup)
+        write_state
         fds = binder.exec_fds + old_check_fds
         binder.sockets.each { |s| s.close_on_exec = false }
         exec(addon_env(bundle.path, note, binder), node, "--enable-source-maps", MAIN, **fds.to_h { |fd| [fd, fd] })

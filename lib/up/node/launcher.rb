@@ -8,6 +8,7 @@ require_relative "../binder"
 require_relative "../boot_banner"
 require_relative "../log"
 require_relative "../start_error"
+require_relative "../state_file"
 require_relative "../static_files"
 require_relative "../tls_settings"
 require_relative "../version"
@@ -41,6 +42,7 @@ module Up
 
       # Does not return when Node starts (exec); raises StartError otherwise.
       def run
+        @options = StateFile.with_control_token(@options)
         check_supported
         check_log_file
         # Said now, in one line, as up_ruby says it: a static directory that is not there.
@@ -52,6 +54,7 @@ module Up
         # in one line, not after a compile that can take half a minute.
         check_binds
         bundle, note = compile(rackup, sizes: true)
+        write_state
         # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
         exec(node_env(bundle.path, note), node, "--enable-source-maps", self.class::MAIN)
       rescue Bundle::CompileError => e
@@ -80,6 +83,11 @@ module Up
       def log(line)
         @log ||= @options[:log_file] ? Log.open(@options[:log_file]) : Log.new($stderr)
         @log.call(line)
+      end
+
+      # Node runs with this process's pid, so the state file is written now (--state-path).
+      def write_state
+        StateFile.write(@options[:state_path], StateFile.state(@options, self.class::PROGRAM)) if @options[:state_path]
       end
 
       # The binds as Up::Binder opens them, opened and closed again.
