@@ -105,9 +105,11 @@ module Up
       path = File.expand_path(@options[:rackup], @restart_dir)
       raise StartError, "#{@options[:rackup]} not found" unless File.file?(path)
 
-      Rack::Builder.parse_file(path)
-    rescue StandardError, ScriptError => e
-      raise StartError, LoadFailure.new(e).to_s
+      begin
+        Rack::Builder.parse_file(path)
+      rescue StandardError, ScriptError => e
+        raise StartError, LoadFailure.new(e).to_s
+      end
     end
 
     # The binds; the port is --port for those without one, and -s makes each serve HTTPS.
