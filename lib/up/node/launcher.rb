@@ -74,7 +74,7 @@ module Up
         shown = @options[:static_only] ? "the static site" : rackup
         state = bundle.ensure_built { log("compiling #{shown}…") }
         size = sizes ? " (#{describe_sizes(*bundle.sizes)})" : ""
-        return [bundle, format("reused the compiled %s (%.2f s)", shown, bundle.seconds)] if state == :reused
+        return [bundle, format("reused the compiled %s in %.2f s", shown, bundle.seconds)] if state == :reused
 
         log(format("compiled %s in %.2f s%s", shown, bundle.seconds, size))
         [bundle, nil]
