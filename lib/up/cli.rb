@@ -150,8 +150,8 @@ module Up
           o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
             options[:control_url] = v
           end
-          o.on("--control-token TOKEN", "Token the control endpoint asks for (made, logged and kept in",
-               "--state-path's file if none; the same across hot restarts)") do |v|
+          o.on("--control-token TOKEN", "Token the control endpoint asks for (if none, one is made, logged,",
+               "written to the state file and kept across hot restarts)") do |v|
             options[:control_token] = v
           end
         end

@@ -65,7 +65,8 @@ module Up
         o.separator ""
         o.separator "Where the server is (the command line, then the state file, then the config file):"
         o.on("-C", "--config FILE", "The server's config file: its control_url, control_token, pidfile",
-             "and state_path (#{ConfigFile::DEFAULT_PATH} when there is one)") do |v|
+             "and state_path (#{ConfigFile::DEFAULT_PATH} when there is one); a URL here is",
+             "the control URL, as pumactl's -C") do |v|
           # pumactl's -C is its control URL: a URL here is taken as one.
           %r{\A(tcp|unix)://}.match?(v) ? @options[:control_url] = v : @options[:config_file] = v
         end
