@@ -12,7 +12,7 @@
  *   cc -O2 -std=gnu11 -Iext/up/engine -o /tmp/websocket_deflate_bench \
  *      bench/websocket_deflate.c ext/up/engine/websocket_deflate.c \
  *      ext/up/engine/buffer.c ext/up/engine/memory.c -lz -lpthread
- *   /work/tools/bench-lock /tmp/websocket_deflate_bench
+ *   /tmp/websocket_deflate_bench
  */
 
 #include <malloc.h>

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# bench/run's lines under each table: UP!'s default against the issues' reference rows.
+# bench/run's lines under each table: UP!'s default against its reference rows and targets.
 require "minitest/autorun"
 $LOAD_PATH.unshift(File.expand_path("../bench/lib", __dir__))
 require "bench/runner"
@@ -35,7 +35,7 @@ class TestBenchTargets < Minitest::Test
     line = best_peer_line(rows)
     assert_match(/\A- 0\.80× the best of .* — agoo 1 worker: /, line)
     rows[2] = row("itsi", 40_000, non_2xx: 20_000) # 36,000 successful a second
-    assert_match(%r{— itsi 1 worker \(its 2xx/3xx responses only\): issue 19: ≥ 1\.3×, \*\*missed\*\*},
+    assert_match(%r{— itsi 1 worker \(its 2xx/3xx responses only\): target ≥ 1\.3×, \*\*missed\*\*},
                  best_peer_line(rows))
     assert_match(/\A- 0\.67× /, best_peer_line(rows))
   end
@@ -48,76 +48,76 @@ class TestBenchTargets < Minitest::Test
     Bench::Targets.new(app, workers, rows, shape: shape).markdown.lines.grep(/\A- /).map(&:chomp)
   end
 
-  def test_json_api_with_two_workers_keeps_issue_13s_target
+  def test_json_api_with_two_workers_needs_1_3_times_the_best_rack_peer
     rows = [up("up_default", 39_000), row("agoo", 30_000)]
     assert_includes lines("json_api", 2, rows),
-                    "- 1.30× the best of Puma, Iodine, Agoo, Falcon and Itsi — agoo 1 worker: issue 13: ≥ 1.3×, met"
+                    "- 1.30× the best of Puma, Iodine, Agoo, Falcon and Itsi — agoo 1 worker: target ≥ 1.3×, met"
   end
 
-  # Issue 19 replaced issue 13's 4× H2O with 0.9× nginx answering the same document.
+  # json_const is held against nginx answering the same document, not against H2O.
   def test_json_const_is_held_against_nginx_not_h2o
     rows = [up("up_default", 89_000), row("nginx", 100_000, runtime: :native), row("h2o", 20_000, runtime: :native)]
     out = lines("json_const", 1, rows)
-    assert_includes out, "- 0.89× nginx — nginx 1 worker: issue 19: ≥ 0.9×, **missed**"
+    assert_includes out, "- 0.89× nginx — nginx 1 worker: target ≥ 0.9×, **missed**"
     assert(out.none? { |l| l.include?("h2o") || l.include?("H2O") }, out.join("\n"))
     assert_includes lines("json_const", 2, rows), "- 0.89× nginx — nginx 1 worker: no target for json_const.ru with 2 workers"
   end
 
-  # Issue 22: a 1 KB and a 1 MB file against nginx's sendfile and the Ruby servers that serve
+  # A 1 KB and a 1 MB file against nginx's sendfile and the Ruby servers that serve
   # files themselves; the 100 KB file, the range and the 304 have ratios without a target.
   def test_static_files_are_held_against_nginx_and_the_ruby_servers
     rows = [up("up_default", 50_000), row("nginx_static", 52_000, runtime: :native, group: "nginx"),
             row("agoo", 30_000), row("iodine", 40_000), row("itsi", 20_000)]
     out = lines("static_1k", 1, rows)
-    assert_includes out, "- 0.96× nginx serving the files — nginx_static 1 worker: issue 22: ≥ 0.9×, met"
+    assert_includes out, "- 0.96× nginx serving the files — nginx_static 1 worker: target ≥ 0.9×, met"
     assert_includes out, "- 1.25× the best of Agoo, Iodine and Itsi serving the files — iodine 1 worker: " \
-                         "issue 22: ≥ 1.5×, **missed**"
+                         "target ≥ 1.5×, **missed**"
     rows[4] = row("itsi", 45_000)
     assert_includes lines("static_1m", 1, rows), "- 1.11× the best of Agoo, Iodine and Itsi serving the files — " \
-                                                 "itsi 1 worker: issue 22: ≥ 1.5×, **missed**"
+                                                 "itsi 1 worker: target ≥ 1.5×, **missed**"
     %w[static_100k static_range static_304].each do |app|
       assert_includes lines(app, 1, rows),
                       "- 0.96× nginx serving the files — nginx_static 1 worker: no target for #{app}.ru with 1 worker"
     end
   end
 
-  # Issue 22: a Rails page's assets at 10 × what Rails serves through ActionDispatch::Static
-  # under Puma; issue 13's 1.3× Puma stays on the page itself.
+  # A Rails page's assets at 10 × what Rails serves through ActionDispatch::Static
+  # under Puma; the rails page keeps its 1.3× Puma.
   def test_rails_assets_are_held_against_puma_at_ten_times
     rows = [up("up_default", 95_000), row("puma", 10_000, group: "puma"), row("puma_thread", 9_000, group: "puma")]
     %w[rails_css rails_js].each do |app|
-      assert_equal ["- 9.50× Puma — puma 1 worker: issue 22: ≥ 10×, **missed**"], lines(app, 1, rows).grep(/Puma —/)
+      assert_equal ["- 9.50× Puma — puma 1 worker: target ≥ 10×, **missed**"], lines(app, 1, rows).grep(/Puma —/)
     end
-    assert_equal ["- 9.50× Puma — puma 1 worker: issue 13: ≥ 1.3×, met"], lines("rails", 1, rows).grep(/Puma —/)
+    assert_equal ["- 9.50× Puma — puma 1 worker: target ≥ 1.3×, met"], lines("rails", 1, rows).grep(/Puma —/)
   end
 
-  # Issue 19's 0.95× nginx on hello.ru with 1 worker supersedes issue 12's 0.85×.
+  # hello.ru with 1 worker is held at 0.95× nginx, the limit.
   def test_hello_with_one_worker_needs_095_of_nginx
     out = lines("hello", 1, [up("up_default", 92_000), row("nginx", 100_000, runtime: :native)])
-    assert_equal ["- 0.92× nginx — nginx 1 worker: issue 19: ≥ 0.95×, **missed**"], out.grep(/nginx/)
+    assert_equal ["- 0.92× nginx — nginx 1 worker: target ≥ 0.95×, **missed**"], out.grep(/nginx/)
   end
 
-  def test_hello_with_two_workers_under_t2c64_has_issue_19s_targets
+  def test_hello_with_two_workers_under_t2c64_has_the_heavy_load_targets
     rows = [up("up_default", 90_000), up("up_thread", 80_000), row("nginx", 100_000, runtime: :native),
             row("iodine", 69_000)]
     heavy = lines("hello", 2, rows, shape: "t2c64")
-    assert_includes heavy, "- 0.90× nginx — nginx 1 worker: issue 19: ≥ 0.9×, met"
-    assert_includes heavy, "- 1.30× the best of Puma, Iodine, Agoo, Falcon and Itsi — iodine 1 worker: issue 19: ≥ 1.3×, met"
-    # Issue 12's were set under -t1 -c32: for information only here.
+    assert_includes heavy, "- 0.90× nginx — nginx 1 worker: target ≥ 0.9×, met"
+    assert_includes heavy, "- 1.30× the best of Puma, Iodine, Agoo, Falcon and Itsi — iodine 1 worker: target ≥ 1.3×, met"
+    # The default shape's were set under -t1 -c32: for information only here.
     assert_includes heavy, "- 1.12× the fastest other UP! mode — up_thread 1 worker: " \
                            "no target for hello.ru with 2 workers under `--load t2c64`"
     default = lines("hello", 2, rows)
-    assert_includes default, "- 0.90× nginx — nginx 1 worker: issue 13: ≥ 0.9×, met"
-    assert_includes default, "- 1.30× the best of Puma, Iodine, Agoo, Falcon and Itsi — iodine 1 worker: issue 13: ≥ 1.3×, met"
+    assert_includes default, "- 0.90× nginx — nginx 1 worker: target ≥ 0.9×, met"
+    assert_includes default, "- 1.30× the best of Puma, Iodine, Agoo, Falcon and Itsi — iodine 1 worker: target ≥ 1.3×, met"
   end
 
-  # "No lower than before this issue", with 5% for the noise of this machine.
+  # "No lower than before", with 5% allowed for the noise of shared machines.
   def test_the_default_row_is_held_against_the_baseline_commit
     %w[hello env_to_s rails].each do |app|
       [1, 2].each do |workers|
         met = lines(app, workers, [up("up_default", 96_000), up("up_baseline", 100_000)])
         assert_includes met, "- 0.96× UP! at the --baseline commit — up_baseline 1 worker: " \
-                             "issue 19: ≥ 0.95× (no lower than before, 5% allowed for noise), met"
+                             "target ≥ 0.95× (no lower than before, 5% allowed for noise), met"
         missed = lines(app, workers, [up("up_default", 94_000), up("up_baseline", 100_000)])
         assert(missed.any? { |l| l.start_with?("- 0.94× UP! at the --baseline commit") && l.end_with?("**missed**") })
       end
@@ -126,18 +126,18 @@ class TestBenchTargets < Minitest::Test
 
   def test_the_baseline_is_not_one_of_the_current_modes
     out = lines("hello", 1, [up("up_default", 90_000), up("up_baseline", 120_000), up("up_thread", 80_000)])
-    assert_includes out, "- 1.12× the fastest other UP! mode — up_thread 1 worker: issue 12: ≥ 0.95×, met"
+    assert_includes out, "- 1.12× the fastest other UP! mode — up_thread 1 worker: target ≥ 0.95×, met"
   end
 
   def test_a_missing_baseline_says_how_to_get_it
     assert_includes lines("env_to_s", 2, [up("up_default", 90_000)]),
                     "- UP! at the --baseline commit: not in this table " \
-                    "(issue 19: ≥ 0.95× (no lower than before, 5% allowed for noise); run with --baseline REV)"
+                    "(target ≥ 0.95× (no lower than before, 5% allowed for noise); run with --baseline REV)"
     assert(lines("json_api", 1, [up("up_default", 90_000)]).none? { |l| l.include?("baseline") })
     assert(lines("hello", 2, [up("up_default", 90_000)], shape: "t2c64").none? { |l| l.include?("baseline") })
   end
 
-  # Issue 20's WebSocket targets: ratios of UP!'s figure to Iodine's, and idle RSS growth.
+  # The WebSocket targets: ratios of UP!'s figure to Iodine's, and idle RSS growth.
   def ws_row(key, app, per_s, p99: 1_000.0, runtime: :peer, rss: nil, errors: {})
     peer = Bench::Peer.new(key: key, name: key, runtime: runtime, mode: ->(_w) { "1 worker" }) { [] }
     mode = Bench::Apps.fetch(app).ws
@@ -159,21 +159,21 @@ class TestBenchTargets < Minitest::Test
 
   def test_ws_echo_needs_one_and_a_half_times_iodine
     rows = [ws_row("up_default", "ws_echo", 150_000, runtime: :up), ws_row("iodine", "ws_echo", 101_000)]
-    assert_equal ["- 1.49× iodine 1 worker, round trips/s: issue 20: ≥ 1.5×, **missed**"], ws_lines("ws_echo", rows)
+    assert_equal ["- 1.49× iodine 1 worker, round trips/s: target ≥ 1.5×, **missed**"], ws_lines("ws_echo", rows)
     rows[1] = ws_row("iodine", "ws_echo", 100_000)
-    assert_equal ["- 1.50× iodine 1 worker, round trips/s: issue 20: ≥ 1.5×, met"], ws_lines("ws_echo", rows)
+    assert_equal ["- 1.50× iodine 1 worker, round trips/s: target ≥ 1.5×, met"], ws_lines("ws_echo", rows)
   end
 
   def test_ws_broadcast_needs_twice_iodine_and_says_the_p99
     rows = [ws_row("up_default", "ws_broadcast", 400_000, p99: 2_500.0, runtime: :up),
             ws_row("iodine", "ws_broadcast", 190_000, p99: 66_600.0)]
-    assert_equal ["- 2.11× iodine 1 worker, deliveries/s: issue 20: ≥ 2.0×, met; p99 from publish to receipt " \
+    assert_equal ["- 2.11× iodine 1 worker, deliveries/s: target ≥ 2.0×, met; p99 from publish to receipt " \
                   "2.50 ms (Iodine's 66.6 ms)"], ws_lines("ws_broadcast", rows)
   end
 
   def test_ws_idle_allows_10_mb_for_10000_connections
     up = ws_row("up_default", "ws_idle", 10_000, runtime: :up, rss: [300 * 1024, 310 * 1024])
-    assert_equal ["- +10.0 MB of RSS for 10,000 idle connections: issue 20: ≤ 10 MB for 10,000, met"],
+    assert_equal ["- +10.0 MB of RSS for 10,000 idle connections: target ≤ 10 MB for 10,000, met"],
                  ws_lines("ws_idle", [up])
     up.rss_held << (311 * 1024) # the highest hold counts
     assert_match(/\+11\.0 MB .*\*\*missed\*\*/, ws_lines("ws_idle", [up]).first)
@@ -181,7 +181,7 @@ class TestBenchTargets < Minitest::Test
 
   def test_a_ws_table_without_iodine_or_up_says_so
     rows = [ws_row("up_default", "ws_echo", 150_000, runtime: :up)]
-    assert_equal ["- Iodine: not in this table (issue 20: ≥ 1.5×; run with --only up,iodine)"], ws_lines("ws_echo", rows)
+    assert_equal ["- Iodine: not in this table (target ≥ 1.5×; run with --only up,iodine)"], ws_lines("ws_echo", rows)
     failed = ws_row("up_default", "ws_echo", 0, runtime: :up)
     failed.status = :failed
     failed.reason = "failed: no WebSocket echo"

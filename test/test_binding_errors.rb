@@ -3,7 +3,7 @@
 # Whatever the app's response raises while the binding walks it (a to_path the binding cannot
 # use, a respond_to? that raises) is an app error like any other: logged, answered with a 500,
 # and the worker goes on serving, inline and with one app thread. Nothing raised in Ruby may
-# cross into the engine (STYLE.md, "Exceptions crossing the engine").
+# cross into the engine (docs/architecture.md, "Rules").
 #
 # The server runs as exe/up_ruby in a child process (-w 1: one process, no master), so a worker
 # that dies of the bug fails the test instead of taking the test process with it.

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# examples/chat in a real browser, as its README line runs it (exe/up_ruby -w 2), and the same
+# examples/chat in a real browser, as a user runs it (exe/up_ruby -w 2), and the same
 # command on the other runtimes (exe/up_node, exe/up): one test per runtime, the same steps.
 # Headless Chromium (test/support/browser.rb) opens the page twice, the two WebSockets held by
 # different workers; each page joins and says a line by typing and pressing Enter or clicking

@@ -4,7 +4,7 @@
 # WebSocket refused to plain requests and to another site's page (RFC 6455 §10.2), and the
 # room's protocol (a name first, then lines of chat; names and lines checked; join, say and
 # leave reach every member as JSON; a stop says bye). Each test runs in one process under
-# Rack::Lint (its name ends in _under_lint), and on each runtime as the README starts it, with
+# Rack::Lint (its name ends in _under_lint), and on each runtime as a user starts it, with
 # one worker (_on_up_ruby, _on_up_node, _on_up): the same assertions. The page in a browser,
 # on two workers: test_browser_chat.rb.
 require "json"

@@ -48,7 +48,7 @@ class TestExamplesOnRuntimes < Minitest::Test
   end
 
   # The README's examples table has a "runs on" cell per example that names exactly the
-  # runtimes of EXAMPLES, and its run-it command for each starts it with `exe/up_ruby`.
+  # runtimes of EXAMPLES.
   def test_the_readme_table_says_where_each_example_runs
     rows = File.read(README)[/^## Examples\n.*?(?=^## )/m].scan(/^\| `examples\/(\w+)` \|(.*)\|$/)
     claimed = rows.to_h { |name, cells| [name, cells.split("|")[1].to_s.scan(/`(up(?:_ruby|_node)?)`/).flatten] }

@@ -5,7 +5,7 @@
 # 408), bodies declared at 1 GiB that trickle in, pipelining floods (RFC 9112 §9.3.2), clients
 # that ask for a large body and never read it, and clients that keep writing into the
 # lingering close after a 400 (RFC 9112 §9.6). Meanwhile a well-behaved client's requests all
-# succeed, fast, and the worker's memory stays bounded: DESIGN.md's "one client never holds
+# succeed, fast, and the worker's memory stays bounded: docs/architecture.md's "one client never holds
 # the loop, whatever it sends" and "no number a client sends sizes an allocation past a fixed
 # bound".
 #

@@ -91,7 +91,13 @@ class TestOptions < Minitest::Test
     ["a trusted proxy network",                   :trusted_proxy,     "10.0.0.0/8",     ["10.0.0.0/8"]],
     ["trusted proxies of both families",          :trusted_proxy,     ["127.0.0.1", "::1"], ["127.0.0.1", "::1"]],
     ["a Redis URL with a password",               :redis_url,         "redis://:s3cret@10.0.0.2:6380/0", "redis://:s3cret@10.0.0.2:6380/0"],
-    ["a Redis socket",                            :redis_url,         "unix:///run/redis.sock", "unix:///run/redis.sock"]
+    ["a Redis socket",                            :redis_url,         "unix:///run/redis.sock", "unix:///run/redis.sock"],
+    ["a metrics URL on a tcp port",               :metrics_url,       "tcp://0.0.0.0:9394", "tcp://0.0.0.0:9394"],
+    ["a metrics URL on a unix socket",            :metrics_url,       "unix:///run/up-metrics.sock", "unix:///run/up-metrics.sock"],
+    ["a stop delay from rackup",                  :stop_delay,        "5",              5.0],
+    ["no stop delay",                             :stop_delay,        0,                0.0],
+    ["a worker memory limit in MB",               :worker_max_rss,    "512",            512],
+    ["no worker memory limit",                    :worker_max_rss,    0,                0]
   ].freeze
 
   REJECTED = [
@@ -176,7 +182,10 @@ class TestOptions < Minitest::Test
     ["a proxy network too wide",                  :trusted_proxy,     "10.0.0.0/33",    '--trusted-proxy "10.0.0.0/33" is not an IP address or ADDRESS/BITS'],
     ["a Redis URL over TLS",                      :redis_url,         "rediss://h:6379", '--redis-url Redis URL "rediss://h:6379": TLS (rediss://) is not supported'],
     ["a Redis URL without a host",                :redis_url,         "redis://",       '--redis-url Redis URL "redis://": no host'],
-    ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"]
+    ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"],
+    ["a metrics URL without a scheme",            :metrics_url,       "127.0.0.1:9394", '--metrics-url must be tcp://HOST:PORT or unix://PATH, not "127.0.0.1:9394"'],
+    ["a negative stop delay",                     :stop_delay,        "-1",             "--stop-delay must be between 0 (never) and 86400 seconds"],
+    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"']
   ].freeze
 
   def self.test_name(prefix, what)

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Pub/sub on up_ruby in one process (reference/websocket-pubsub.md, "PubSub" and "Engines"):
+# Pub/sub on up_ruby in one process (docs/websockets.md, "PubSub" and "Engines"):
 # client.subscribe straight to the client (text, binary, event stream) or with a block (run
 # in the client's callback order), patterns with Redis' glob rules, replacing and ending
 # subscriptions, Up.publish and Up.subscribe, engines told of channels first in and last out,

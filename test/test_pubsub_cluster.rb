@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Pub/sub across the workers of exe/up_ruby -w 2 (reference/websocket-pubsub.md, "Delivery"):
+# Pub/sub across the workers of exe/up_ruby -w 2 (docs/websockets.md, "Delivery"):
 # a publish in one worker reaches every matching subscriber in every worker exactly once, in
 # publish order; an attached engine hears of a channel once for the whole cluster, in the
 # master, first subscriber in and last out, even across workers and a worker's death.

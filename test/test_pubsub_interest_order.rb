@@ -2,7 +2,7 @@
 
 # A worker tells its master of its first subscription to a channel and of its last going away
 # (Up::PubSub.interest_changed, lib/up/pub_sub.rb) in the order its registry changed, however
-# app threads interleave (reference/websocket-pubsub.md, "Engines": first subscriber in, last
+# app threads interleave (docs/websockets.md, "Engines": first subscriber in, last
 # out). In process, with the worker's side of the link replaced by one that records what it is
 # told and can hold a message on its way, as a thread switch or a link busy with a long publish
 # holds it in a real worker; the master's side is test_pubsub_cluster.rb's.

@@ -217,7 +217,7 @@ end
 # A is up_node: the Node primary runs the engine with --preload (the default).
 class TestPubSubRedisServersUpNode < TestPubSubRedisServers
   # With --no-preload the primary has no Ruby to run an engine in: each worker runs its own
-  # (README, "On up and up_node"), and every subscriber still gets each message once.
+  # (docs/websockets.md, "Across servers"), and every subscriber still gets each message once.
   def test_without_preload_each_worker_runs_its_own_engine
     a = start_a("-w", "2", "--no-preload", "--redis-url", @redis.url)
     workers = booted_a(a, 2)

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# The env the app gets (Rack 3.2 SPEC, ../shared/reference/rack-3.2.md), checked by Rack::Lint
+# The env the app gets (Rack 3.2's SPEC.rdoc), checked by Rack::Lint
 # around a probe app and by direct assertions, over real sockets.
 require_relative "helper"
 require "rack"

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Server-Sent Events through the upgrade API (reference/websocket-pubsub.md) on up_ruby, read
+# Server-Sent Events through the upgrade API (docs/websockets.md) on up_ruby, read
 # by curl, a real client: rack.upgrade? :sse for Accept: text/event-stream, the 200 head, a
 # message with line breaks as several data: lines, event: and id:, Last-Event-ID in the env,
 # heartbeats, the client's close seen by on_close, and close from the app.

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# HTTPS on up_ruby with real clients (issue 21): curl and Net::HTTP verifying against a CA of
+# HTTPS on up_ruby with real clients: curl and Net::HTTP verifying against a CA of
 # the tests' own (test/support/test_certificates.rb: no key is committed), openssl s_client for
 # each protocol version (TLS 1.0 and 1.1 refused, RFC 8996, by a client shown able to speak
 # them), ALPN (RFC 7301), SNI (RFC 6066 §3), resumption by session ticket across servers that

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# HTTPS from the command line (issue 21): -s with -c and -k, and the one-line errors when
+# HTTPS from the command line: -s with -c and -k, and the one-line errors when
 # one is missing or a key is encrypted without --key-password-command; -s in development
 # alone makes a self-signed localhost certificate; plain and ssl:// binds on one server;
 # tls_host certificates by SNI from the config file; and certificates reloaded from disk on

@@ -53,7 +53,7 @@ class TestUpNode < Minitest::Test
 
   # Each request above to features.ru on up_ruby (-t 1: one app thread, as Node has) and on
   # up_node: every String and boolean in the env is the same, but for the server's own port and
-  # rack.hijack? (up_node has no hijack: README, Known gaps).
+  # rack.hijack? (up_node has no hijack: docs/opal.md, Known gaps).
   def test_env_is_the_same_as_up_rubys
     ruby = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "1", UpNodeProcess::FEATURES)
     on_ruby = begin

@@ -27,7 +27,7 @@ class TestUpNodeApps < Minitest::Test
   # The env lists each server's own objects by their inspect (UP!'s input, error stream and
   # early hints: other classes on each runtime, and addresses that change on every run) and
   # the server's own port; those are compared as placeholders, the rest as it is, but for
-  # rack.hijack? and rack.hijack, which up_node does not have (README, Known gaps).
+  # rack.hijack? and rack.hijack, which up_node does not have (docs/opal.md, Known gaps).
   def test_env_answers_the_same_on_both
     serve_on_both("examples/env/config.ru")
     requests = ["GET /some/path?x=1&y=%C3%BC HTTP/1.1\r\nHost: example.test\r\nX-Custom: a\r\n" \

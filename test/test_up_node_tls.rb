@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# HTTPS on up_node (issue 21, item 6): Node's https with up_ruby's options, defaults and env:
+# HTTPS on up_node: Node's https with up_ruby's options, defaults and env:
 # -s -c -k, TLS 1.2 and 1.3 only, ALPN http/1.1 alone, plain HTTP closed, SNI from tls_host,
 # session tickets taken by every worker of a cluster, certificates reloaded on HUP, and the
 # one-line errors of a start that cannot load its certificate. Clients verify against the

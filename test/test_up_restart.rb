@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Signals and restarts on `up` (issue 23), as up_ruby's test/test_restart.rb and
+# Signals and restarts on `up`, as up_ruby's test/test_restart.rb and
 # test/test_cluster.rb hold up_ruby to them: USR2 re-executes `up` in place (same pid) on the
 # same sockets and serves the changed config.ru, in one process and in a cluster, where the
 # old workers drain only once the new ones serve; USR1 replaces a cluster's workers one at a

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# HTTPS on `up` (issue 21): the engine's TLS transport in the addon, with up_ruby's options and
+# HTTPS on `up`: the engine's TLS transport in the addon, with up_ruby's options and
 # env: -s -c -k and ssl:// binds (Up::TLSSettings), rack.url_scheme https, HTTPS on, port 443
 # by default; SNI from tls_host; -a's chain; the key's passphrase from its command; session
 # tickets taken by every worker; and a certificate that does not load stops the start in one

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# The upgrade API on up_ruby (reference/websocket-pubsub.md): rack.upgrade?, a handler's
+# The upgrade API on up_ruby (docs/websockets.md): rack.upgrade?, a handler's
 # callbacks and their guarantees (on_open first and alone, on_message in order and never two
 # at once for one connection, on_drained after pending writes, on_shutdown on a stop, on_close
 # last), the client's methods, and refused upgrades; over real sockets with a raw WebSocket

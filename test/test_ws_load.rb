@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# bench/ws_load, the WebSocket load client of bench/run (issue 20), against a real WebSocket
+# bench/ws_load, the WebSocket load client of bench/run, against a real WebSocket
 # server: Node with the npm ws package (bench/config/ws_node.js, installed into
 # bench/node_modules by bin/setup --test), on a free loopback port. Each mode runs briefly and
 # its figures must be sane, so the client cannot rot unseen between benchmark runs; its parser

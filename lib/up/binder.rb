@@ -3,6 +3,7 @@
 require "io/nonblock"
 require "socket"
 require_relative "bind"
+require_relative "systemd/listen_fds"
 
 module Up
   # The listening sockets: opened from the binds at a cold start, or adopted from the previous
@@ -12,12 +13,15 @@ module Up
   # both families on one port); a Unix bind its socket file (a stale one left by a dead server
   # is replaced; one a live server listens on is an error). Up::Launcher creates it and owns
   # the sockets; the runners hand their numbers to Up::Server#listen_fd, which serves on them
-  # without closing them. It knows the bind of each socket (#bind_index), across a re-exec too
+  # without closing them. Under systemd socket activation (LISTEN_FDS) it adopts the sockets
+  # systemd passes instead of opening the binds (Up::Systemd::ListenFds). It knows the bind of each socket (#bind_index), across a re-exec too
   # (UP_LISTEN_FDS says "fd:index"), for the sockets that serve HTTPS (Up::TLSSetup).
   class Binder
     class Error < StandardError; end
 
     ENV_FDS = "UP_LISTEN_FDS"
+    # Set across a re-exec when the sockets are systemd's (socket activation).
+    ENV_ACTIVATED = "UP_LISTEN_FDS_ACTIVATED"
     BACKLOG = 1024
 
     attr_reader :sockets
@@ -38,7 +42,14 @@ module Up
     # bind and why, after closing what it opened.
     def bind
       fds = ENV.delete(ENV_FDS)
-      fds ? adopt(fds) : @binds.each { |b| b.unix? ? listen_unix(b) : listen_tcp(b) }
+      @activated = ENV.delete(ENV_ACTIVATED) == "1"
+      if fds
+        adopt(fds)
+      elsif (activated = Systemd::ListenFds.take)
+        adopt_activated(activated)
+      else
+        @binds.each { |b| b.unix? ? listen_unix(b) : listen_tcp(b) }
+      end
       self
     rescue Error
       close
@@ -67,7 +78,8 @@ module Up
     # cleared) and the new image finds them in the environment.
     def exec_env
       @sockets.each { |s| s.close_on_exec = false }
-      { ENV_FDS => @sockets.map { |s| "#{s.fileno}:#{bind_index(s)}" }.join(",") }
+      { ENV_FDS => @sockets.map { |s| "#{s.fileno}:#{bind_index(s)}" }.join(","),
+        ENV_ACTIVATED => @activated ? "1" : nil }.compact
     end
 
     def exec_fds
@@ -77,9 +89,12 @@ module Up
     # At a final stop: the sockets stop listening now, in every process that shares them, so
     # new connections are refused at once instead of waiting in the backlog while workers
     # drain and being reset when the last one exits. A server still watching one sees accept
-    # fail with EINVAL and stops accepting on it (ext/up/engine/server.c).
+    # fail with EINVAL and stops accepting on it (ext/up/engine/server.c). Not the sockets
+    # systemd passed: it keeps listening on them, and what comes meanwhile waits in their
+    # backlog for the next start.
     def shutdown
       @sockets.each do |s|
+        next if @activated
         s.shutdown(Socket::SHUT_RDWR)
       rescue SystemCallError, IOError
         nil
@@ -87,11 +102,12 @@ module Up
     end
 
     # Closes the sockets and removes the socket files: the final stop (a re-exec keeps them).
+    # The files of sockets systemd passed are its own.
     def close
       @sockets.each do |s|
         next if s.closed?
 
-        path = s.local_address.unix_path if s.local_address.unix?
+        path = s.local_address.unix_path if s.local_address.unix? && !@activated
         s.close
         File.unlink(path) if path && File.socket?(path)
       rescue SystemCallError, IOError
@@ -123,6 +139,26 @@ module Up
       end
     rescue ArgumentError, SystemCallError => e
       raise Error, "the sockets #{ENV_FDS}=#{fds} a restart passed: #{e.message}"
+    end
+
+    # Socket activation: each socket serves as the bind for its address (so ssl://HOST:PORT
+    # or -s with the port of the .socket unit's ListenStream= makes it HTTPS), else as plain
+    # HTTP on a bind of its own.
+    def adopt_activated(activated)
+      @activated = true
+      activated.each do |socket, _name|
+        socket.nonblock = true
+        a = socket.local_address
+        index = @binds.index { |b| b.unix? ? a.unix? && b.path == a.unix_path : a.ip? && b.port == a.ip_port }
+        unless index
+          @binds += [Bind.parse(a.unix? ? "unix://#{a.unix_path}" : "tcp://#{address(a)}", 0)]
+          index = @binds.size - 1
+        end
+        @sockets << socket
+        @bind_indexes[socket.fileno] = index
+      end
+    rescue SystemCallError, Bind::Error => e
+      raise Error, "the sockets systemd passed (LISTEN_FDS): #{e.message}"
     end
 
     def listen_tcp(bind)

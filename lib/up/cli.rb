@@ -94,8 +94,14 @@ module Up
       nil
     end
 
-    # hidden: settings whose options are left out (of --help).
-    def build_parser(options, hidden: [])
+    # The help of a parser without the options of the settings the launcher refuses.
+    def help(parser)
+      flags = Options::SETTINGS.select { |s| unsupported.include?(s.key) }.map(&:flag)
+      parser.top.list.reject! { |switch| switch.is_a?(OptionParser::Switch) && switch.long.intersect?(flags) }
+      parser.help
+    end
+
+    def build_parser(options)
       OptionParser.new do |o|
         o.banner = "Usage: #{@program} [options] [config.ru]"
         o.separator ""
@@ -141,22 +147,27 @@ module Up
         o.on("-S", "--state-path FILE", "Write the pid, control URL and token to FILE (mode 0600), for upctl") do |v|
           options[:state_path] = v
         end
-        unless hidden.include?(:access_log)
-          o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
-            options[:access_log] = v
-          end
+        o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
+          options[:access_log] = v
         end
-        unless hidden.include?(:control_url)
-          o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
-            options[:control_url] = v
-          end
-          o.on("--control-token TOKEN", "Token the control endpoint asks for (if none, one is made, logged,",
-               "written to the state file and kept across hot restarts)") do |v|
-            options[:control_token] = v
-          end
+        o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
+          options[:control_url] = v
+        end
+        o.on("--control-token TOKEN", "Token the control endpoint asks for (if none, one is made, logged,",
+             "written to the state file and kept across hot restarts)") do |v|
+          options[:control_token] = v
         end
         o.on("--trace", "A start that fails prints the backtrace of what failed (UP_TRACE=1 too)") do
           options[:trace] = true
+        end
+        o.on("--metrics-url URL", "Prometheus /metrics, /live and /ready (no token): tcp://HOST:PORT or unix:///path.sock") do |v|
+          options[:metrics_url] = v
+        end
+        o.on("--stop-delay SECONDS", Float, "On TERM, /ready says 503 at once and requests are served this long before the drain (0)") do |v|
+          options[:stop_delay] = v
+        end
+        o.on("--worker-max-rss MB", Integer, "A worker whose resident memory passes this is replaced once its requests are done (0: never)") do |v|
+          options[:worker_max_rss] = v
         end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
@@ -218,7 +229,7 @@ module Up
           @printed = true
         end
         o.on("-h", "--help", "Print this help") do
-          @out.puts(hidden.empty? && unsupported.any? ? build_parser({}, hidden: unsupported) : o)
+          @out.puts help(build_parser({}))
           @printed = true
         end
       end

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 module Up
-  # A WebSocket or event-stream connection's client (reference/websocket-pubsub.md). Its
+  # A WebSocket or event-stream connection's client (docs/websockets.md). Its
   # methods are the binding's (ext/up/ruby/client.c, subscription.c) but for publish, which
   # is Up.publish's.
   class Client

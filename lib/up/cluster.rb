@@ -5,6 +5,7 @@ require_relative "runner"
 require_relative "cluster/worker_handle"
 require_relative "cluster/worker"
 require_relative "cluster/pub_sub_hub"
+require_relative "cluster/memory_limit"
 
 module Up
   # The master process of -w N (N > 1). Created by Up::Launcher on sockets it has bound, it
@@ -16,7 +17,9 @@ module Up
   # The traps only write a byte; the loop (#supervise) does the work:
   #
   #   INT, TERM   graceful stop: workers stop accepting and finish requests in flight within
-  #               --shutdown-timeout (then they are killed); exit status 0
+  #               --shutdown-timeout (then they are killed); exit status 0. With --stop-delay,
+  #               /ready turns 503 at once and the workers serve on for that long first (a
+  #               second INT or TERM cuts it short)
   #   QUIT        immediate stop: workers are killed
   #   USR2        hot restart: #run returns :restart and the launcher re-executes the master
   #               in place (same pid), the sockets and the workers' check pipe kept open; the
@@ -31,7 +34,8 @@ module Up
   #
   # A worker that exits is replaced at once; one that exits before it served (it failed to
   # boot) after a back-off that doubles with each failure in a row. One that writes nothing
-  # to its pipe for --worker-timeout seconds (hung, or stopped) is killed and replaced.
+  # to its pipe for --worker-timeout seconds (hung, or stopped) is killed and replaced. One past
+  # --worker-max-rss is stopped gracefully and replaced (Up::Cluster::MemoryLimit).
   class Cluster < Runner
     SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU CHLD].freeze
     ENV_OLD_WORKERS = "UP_OLD_WORKERS"
@@ -55,6 +59,8 @@ module Up
       @respawn_at = {}
       @state = :running # then :stopping or :restarting
       @phasing = false
+      @memory_limit = MemoryLimit.new(options[:worker_max_rss], @log) if options[:worker_max_rss].positive?
+      @looped_at = now
     end
 
     def run
@@ -68,6 +74,7 @@ module Up
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
       start_control
+      @lifecycle.start_pulses { [healthy?, status_text] }
       @hub = PubSubHub.new(@handles, @log)
       PubSub.cluster_link = @hub
       hook(:before_fork)
@@ -88,6 +95,7 @@ module Up
       stats_header.merge(
         pid: Process.pid, workers: @worker_count, phase: @phase,
         booted_workers: handles.count { |h| h.booted? && !h.stopping? },
+        memory_replacements: @memory_limit&.replaced.to_i,
         old_workers: handles.count { |h| h.phase < @phase },
         pubsub: PubSub.stats.merge(dropped_for_workers: @hub&.dropped.to_i),
         worker_status: handles.sort_by(&:index).map { |h| worker_status(h) }
@@ -117,9 +125,13 @@ module Up
 
     def supervise
       loop do
+        @looped_at = now
+        stop_gracefully("TERM") if @stop_at && @state == :running && @looped_at >= @stop_at
         spawn_missing
         advance_phase
         watch_workers
+        # READY=1 once every index serves; after a hot restart, once the old workers are gone.
+        @lifecycle.serving(status_text) if all_serving? && @handles.none?(&:inherited?)
         break if @state == :restarting || (@state == :stopping && @handles.empty?)
 
         wait
@@ -150,7 +162,7 @@ module Up
     # back-off for an index that is served meanwhile), or the loop would spin.
     def wait_time
       t = now
-      times = [t + MAX_WAIT, *@respawn_at.values]
+      times = [t + MAX_WAIT, *@respawn_at.values, *@stop_at]
       @handles.each do |h|
         next if h.killed?
 
@@ -167,7 +179,7 @@ module Up
       when "HUP" then reopen_logs(signal)
       when "CHLD" then nil # #wait reaps after every wake-up
       else
-        return @log.call("#{signal}: ignored while stopping") unless @state == :running
+        return @log.call("#{signal}: ignored while stopping") unless @state == :running && @stop_at.nil?
 
         case signal
         when "USR2" then hot_restart(signal)
@@ -207,7 +219,7 @@ module Up
       reader, writer = IO.pipe
       link, worker_link = UNIXSocket.pair(:STREAM)
       others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe), *@handles.filter_map(&:link),
-                *@control&.sockets]
+                *@control&.sockets, *@metrics&.sockets]
       pid = fork do
         reader.close
         link.close
@@ -231,6 +243,7 @@ module Up
     # Kills workers that went silent, and those that did not stop in time when asked.
     def watch_workers
       t = now
+      @memory_limit&.check(@handles, t)
       @handles.each do |h|
         if !h.stopping? && h.timed_out?(t, @options[:worker_timeout])
           @log.call("worker #{h.index} (pid #{h.pid}) sent no heartbeat for #{@options[:worker_timeout]} s; killing it")
@@ -290,12 +303,33 @@ module Up
       release_old_workers
     end
 
+    # A worker of this image's phase serves at every index.
+    def all_serving?
+      (0...@worker_count).all? { |i| @handles.any? { |h| h.index == i && h.phase == @phase && h.booted? } }
+    end
+
+    # For the systemd watchdog (another thread): this loop goes round (it wakes at least every
+    # MAX_WAIT) and a worker serves that beat lately.
+    def healthy?
+      t = now
+      beat_limit = [@options[:worker_timeout] / 2.0, 3 * MAX_WAIT].min
+      t - @looped_at < 2 * MAX_WAIT + 1 &&
+        @handles.dup.any? { |h| h.booted? && !h.stopping? && !h.inherited? && t - h.last_checkin < beat_limit }
+    end
+
+    def status_text
+      handles = @handles.dup
+      serving = handles.count { |h| h.booted? && !h.stopping? }
+      requests = handles.sum { |h| h.last_status[:requests].to_i }
+      "workers #{serving}/#{@worker_count}, requests #{requests}"
+    end
+
     # After a hot restart: once a new worker serves at every index, the previous image's
     # workers drain (EOF on their check pipe, and TERM).
     def release_old_workers
       old = @handles.select(&:inherited?)
       return if old.empty? && @old_checks.empty?
-      return unless (0...@worker_count).all? { |i| @handles.any? { |h| h.index == i && h.phase == @phase && h.booted? } }
+      return unless all_serving?
 
       @log.call("hot restart: #{@worker_count} new workers serve; #{old.size} old workers drain")
       @old_checks.each(&:close)
@@ -307,7 +341,9 @@ module Up
 
     def stop_gracefully(signal)
       return if @state == :stopping
+      return delay_stop(signal) if @options[:stop_delay].positive? && @stop_at.nil?
 
+      @lifecycle.stopping
       @state = :stopping
       @phasing = false
       @log.call("#{signal}: stopping #{@handles.size} workers; requests in flight get " \
@@ -319,7 +355,16 @@ module Up
       @old_checks = []
     end
 
+    # --stop-delay: not ready at once, so the load balancer stops sending, while the workers
+    # go on accepting and answering; the loop stops them once the delay is over.
+    def delay_stop(signal)
+      @lifecycle.stopping
+      @stop_at = now + @options[:stop_delay]
+      @log.call("#{signal}: not ready; serving #{@options[:stop_delay]} s more before stopping (--stop-delay)")
+    end
+
     def stop_now
+      @lifecycle.stopping
       @state = :stopping
       @log.call("QUIT: stopping at once; killing #{@handles.size} workers")
       @handles.each(&:kill!)
@@ -335,6 +380,7 @@ module Up
       @log.call("#{signal}: hot restart: re-executing the master in place (pid #{Process.pid}); " \
                 "the workers serve until new ones are up")
       hook(:on_restart)
+      @lifecycle.reloading
       @state = :restarting
     end
 

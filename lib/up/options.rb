@@ -100,6 +100,9 @@ module Up
       Setting.new(:dir_listing,       :boolean, false,             nil, nil,        "--dir-listing"),
       Setting.new(:trusted_proxy,     :addresses, [].freeze,       nil, nil,        "--trusted-proxy"),
       Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url"),
+      Setting.new(:metrics_url,       :bind,    nil,               nil, nil,        "--metrics-url"),
+      Setting.new(:stop_delay,        :seconds_or_never, 0,        nil, nil,        "--stop-delay"),
+      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss"),
       Setting.new(:trace,             :boolean, false,             nil, nil,        "--trace")
     ].freeze
 

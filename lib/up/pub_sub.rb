@@ -6,7 +6,7 @@ require "monitor"
 require_relative "pub_sub/redis" unless RUBY_ENGINE == "opal"
 
 module Up
-  # Pub/sub (reference/websocket-pubsub.md, "PubSub" and "Engines"): where a publish goes, and
+  # Pub/sub (docs/websockets.md, "PubSub" and "Engines"): where a publish goes, and
   # which engines hear of this process's subscriptions. Subscribing a client is Up::Client's
   # (ext/up/ruby/subscription.c); the fan-out to this process's subscribers is the engine's,
   # in C (Up::Server#publish_local).

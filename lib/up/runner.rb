@@ -3,6 +3,9 @@
 require "time"
 require_relative "boot_banner"
 require_relative "control_server"
+require_relative "lifecycle"
+require_relative "metrics/app"
+require_relative "side_listener"
 require_relative "server"
 require_relative "signal_pipe"
 require_relative "static_files"
@@ -35,6 +38,7 @@ module Up
       @load_app = load_app
       @started_at = Time.now
       @started = now
+      @lifecycle = Lifecycle.new
     end
 
     # Fds the new image keeps, beyond the listening sockets, and how it finds them.
@@ -51,10 +55,19 @@ module Up
     # The control endpoint, when --control-url asks for one (Up::ControlServer).
     def start_control
       @control = ControlServer.new(@options, self, @log).start if @options[:control_url]
+      start_metrics if @options[:metrics_url]
+    end
+
+    # --metrics-url: /metrics, /live and /ready (Up::Metrics::App).
+    def start_metrics
+      @metrics, urls = SideListener.new(@options[:metrics_url], Metrics::App.new(self, @lifecycle), @log, "metrics").start
+      @log.call("metrics on #{urls.join(", ")} (/metrics, /live, /ready)")
     end
 
     def stop_control
       @control&.stop
+      @metrics&.stop
+      @lifecycle.stop_pulses
     end
 
     # --redis-url: pub/sub across servers, the default engine from before the app loads (which
@@ -83,10 +96,11 @@ module Up
 
     # Settings for Up::Server.new; rack.errors is the log's IO. Workers share each listening
     # socket and a new connection wakes one of them, not all (EPOLLEXCLUSIVE): measured
-    # against one SO_REUSEPORT socket per worker, see README.
+    # against one SO_REUSEPORT socket per worker, see docs/configuration.md, "Load spread".
     def server_options(multiprocess:)
       @options.slice(*SERVER_OPTIONS).merge(multiprocess: multiprocess, errors: @log.io,
-                                            exclusive_accept: multiprocess, static: static_files)
+                                            exclusive_accept: multiprocess, static: static_files,
+                                            metrics: !@options[:metrics_url].nil?)
     end
 
     # The files the engine answers before the app (Up::StaticFiles), worked out once: after

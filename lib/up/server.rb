@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "monitor"
-require_relative "up_ext"
+require_relative "native_extension"
 require_relative "log"
 require_relative "pub_sub"
 require_relative "client"

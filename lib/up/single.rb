@@ -8,7 +8,8 @@ module Up
   # on signals (the traps only write a byte to its pipe):
   #
   #   INT, TERM    graceful stop: no new connections, in-flight requests finish within
-  #                --shutdown-timeout
+  #                --shutdown-timeout; with --stop-delay, /ready turns 503 at once and
+  #                requests are served for that long first (a second INT or TERM cuts it short)
   #   QUIT         immediate stop: requests in flight are cut off now
   #   USR2, USR1   restart in place: drain like TERM, then the launcher re-executes this
   #                process (same pid) on the same listening sockets and loads the app again;
@@ -26,8 +27,12 @@ module Up
       @log.call(banner.to_s)
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
+      @log.call("--worker-max-rss needs workers (-w 2 or more): one process has no one to hand over to; ignored") \
+        if @options[:worker_max_rss].positive?
       control = Thread.new { control(signals) }
       start_control
+      @lifecycle.serving(status_text)
+      @lifecycle.start_pulses { [true, status_text] }
       @server.run
       stop_control
       control.kill.join
@@ -48,6 +53,7 @@ module Up
     # Graceful stop, also from another thread (rackup's shutdown); timeout 0 for QUIT. New
     # connections are refused from now on; a stop during a restart's drain wins.
     def stop(timeout = nil)
+      @lifecycle.stopping
       @stopping = true
       @restart = false
       timeout ? @server&.stop(timeout) : @server&.stop
@@ -59,13 +65,14 @@ module Up
     def control(signals)
       loop do
         signals.reader.wait_readable
-        signals.take.each { |signal| on_signal(signal) }
+        signals.take.each { |signal| on_signal(signal, signals) }
       end
     end
 
-    def on_signal(signal)
+    def on_signal(signal, signals)
       case signal
       when "INT", "TERM"
+        stop_after_delay(signal, signals) if @options[:stop_delay].positive? && !@stopping
         stop
       when "QUIT"
         @log.call("QUIT: stopping at once; requests in flight are cut off")
@@ -81,12 +88,35 @@ module Up
       end
     end
 
+    # --stop-delay: not ready at once, so the load balancer stops sending, while this process
+    # goes on accepting and answering for the delay; a QUIT then stops at once, another INT
+    # or TERM ends the delay. Other signals wait for the stop.
+    def stop_after_delay(signal, signals)
+      @lifecycle.stopping
+      delay = @options[:stop_delay]
+      @log.call("#{signal}: not ready; serving #{delay} s more before stopping (--stop-delay)")
+      deadline = now + delay
+      while (left = deadline - now).positive?
+        next unless signals.reader.wait_readable(left)
+
+        more = signals.take
+        return on_signal("QUIT", signals) if more.include?("QUIT")
+        break if more.intersect?(%w[INT TERM])
+      end
+    end
+
+    def status_text
+      stats = @server ? @server.stats : {}
+      "requests #{stats[:requests].to_i}, connections #{stats[:connections].to_i}"
+    end
+
     def restart(signal)
       return if @restart || @stopping
 
       how = signal == "USR1" ? "USR1 (one process: a phased restart is a restart in place)" : "USR2"
       @log.call("#{how}: restarting in place once requests in flight finish (pid #{Process.pid})")
       hook(:on_restart)
+      @lifecycle.reloading
       @restart = true
       @server.stop
     end

@@ -4,7 +4,7 @@ require_relative "dev_certificate"
 require_relative "start_error"
 
 module Up
-  # What each HTTPS bind serves, from the options (issue 21): its certificate is the bind's
+  # What each HTTPS bind serves, from the options: its certificate is the bind's
   # cert= and key= (ssl://), else -c and -k; -a (ca=) adds chain certificates; the config
   # file's tls_host entries add certificates picked by host name (SNI); a key with a passphrase
   # takes it from --key-password-command (key_password_command=); in development a bind with

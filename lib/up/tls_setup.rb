@@ -5,7 +5,7 @@ require_relative "start_error"
 require_relative "tls_settings"
 
 module Up
-  # The HTTPS side of a start (issue 21): which certificate each TLS bind serves, its
+  # The HTTPS side of a start: which certificate each TLS bind serves, its
   # Up::TLSContext, and the reload of them all from their files (HUP, `upctl reload-certs`).
   # Up::Launcher creates it from the options and the binds before binding, so a certificate
   # that does not load stops the start with one line; once the sockets are bound, #assign ties

@@ -74,7 +74,7 @@ class EnvBuilder {
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
     env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
-    // reference/websocket-pubsub.md: on every request, :websocket, :sse (Symbols are Strings
+    // docs/websockets.md: on every request, :websocket, :sse (Symbols are Strings
     // in Opal) or nil, as the engine found (exchange.js).
     env.set('rack.upgrade?', exchange.upgrade === null ? this.nil : exchange.upgrade);
     this.addHeaders(env, head, meta[META.NUM_HEADERS]);

@@ -1,5 +1,5 @@
 'use strict';
-// Pub/sub inside one `up` process (reference/websocket-pubsub.md, "PubSub"), with the
+// Pub/sub inside one `up` process (docs/websockets.md, "PubSub"), with the
 // interface of up_node's (node/up_node/pubsub.js) that the shared Ruby side calls
 // (opal/up/node/subscription.rb, pub_sub_server.rb; lib/up/pub_sub.rb) and the cluster link
 // feeds (node/up_node/cluster_pubsub.js), but done by the engine (ext/up/node/pubsub.c over

@@ -1,5 +1,5 @@
 'use strict';
-// `up`'s restarts, up_ruby's (README, Signals) on Node, for serve.js (one process) and the
+// `up`'s restarts, up_ruby's (docs/signals.md) on Node, for serve.js (one process) and the
 // cluster primary (node/up_node/primary.js, given these by main.js).
 //
 // A hot restart re-executes the command that started `up` (options.restart: its words, its

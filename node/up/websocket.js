@@ -1,5 +1,5 @@
 'use strict';
-// WebSockets and event streams on `up` (reference/websocket-pubsub.md): the engine's
+// WebSockets and event streams on `up` (docs/websockets.md): the engine's
 // (ext/up/engine/websocket.c, sse.c) through the addon (ext/up/node/websocket.c), with the
 // interface of up_node's upgrades.js, websocket.js and sse.js that the shared Ruby side calls
 // (opal/up/node/upgrader.rb, client.rb). serve.js makes one Upgrades per process; the Ruby

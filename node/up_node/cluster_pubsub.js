@@ -1,5 +1,5 @@
 'use strict';
-// Pub/sub across the workers of -w N (reference/websocket-pubsub.md, "Delivery"), over
+// Pub/sub across the workers of -w N (docs/websockets.md, "Delivery"), over
 // node:cluster's IPC channel between each worker and the primary: the two ends of up_node's
 // Up::PubSub.cluster_link (opal/up/node/pub_sub_link.rb), as up_ruby's master and workers
 // have theirs (lib/up/cluster/pub_sub_hub.rb, lib/up/pub_sub/worker_link.rb).

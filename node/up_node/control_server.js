@@ -187,4 +187,4 @@ function controlPrimary(options, log, slots) {
   if (options.control) startControl(options, log, clusterReport(options, slots));
 }
 
-module.exports = { serveStats, controlPrimary };
+module.exports = { serveStats, controlPrimary, answerStats, clusterReport };

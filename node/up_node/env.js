@@ -73,7 +73,7 @@ class EnvBuilder {
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
     env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
-    // reference/websocket-pubsub.md: on every request; :websocket, :sse (a Symbol is a String
+    // docs/websockets.md: on every request; :websocket, :sse (a Symbol is a String
     // in Opal) or nil, as upgrade.js found.
     env.set('rack.upgrade?', exchange.upgrade === null ? this.nil : exchange.upgrade);
     this.addHeaders(env, req.rawHeaders);

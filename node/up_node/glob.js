@@ -1,5 +1,5 @@
 'use strict';
-// Channel patterns of pub/sub (reference/websocket-pubsub.md: `match: :glob`) with Redis'
+// Channel patterns of pub/sub (docs/websockets.md: `match: :glob`) with Redis'
 // PSUBSCRIBE rules, as up_ruby's engine matches them (up_glob_match in
 // ext/up/engine/pubsub.c): `*` any run of bytes, `?` one byte, `[...]` a class (`^` negates,
 // `a-z` a range, a reversed range taken as it is written the other way round, `\` escapes),

@@ -41,6 +41,8 @@ const { Log, ignoreUnsupportedSignals, processTitle, banner } = require('./log')
 const { Hub } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
 const { bootFailed, loadFailure } = require('./thrown');
+const { startMetrics, delayedStop } = require('./metrics');
+const { clusterReport } = require('./control_server');
 
 // Past the workers' own --shutdown-timeout, before they are killed.
 const KILL_GRACE_MS = 5000;
@@ -79,6 +81,7 @@ function run(options, restarts = null) {
   let phase = null; // a phased restart: the index it is at, its new worker, the old it waits for
   let status = 0;
   let announced = false;
+  let stopBegun = false; // from the first INT/TERM on, through --stop-delay: /ready says 503
 
   const everyWorker = () => Object.values(cluster.workers).filter((worker) => !worker.isDead());
 
@@ -99,6 +102,7 @@ function run(options, restarts = null) {
   const stop = (signal, exitStatus) => {
     if (stopping) return;
     stopping = true;
+    stopBegun = true;
     status = exitStatus;
     phase = null;
     if (old) old.release(oldGone, signal);
@@ -280,8 +284,9 @@ function run(options, restarts = null) {
   }
 
   process.title = processTitle(options, 'master', []);
-  process.on('SIGINT', () => actions.stop());
-  process.on('SIGTERM', () => actions.stop());
+  const stopSignal = delayedStop(options, log, () => { stopBegun = true; }, () => actions.stop());
+  process.on('SIGINT', () => stopSignal('INT'));
+  process.on('SIGTERM', () => stopSignal('TERM'));
   process.on('SIGQUIT', () => actions.halt());
   process.on('SIGHUP', () => actions.reopenLogs());
   if (restarts) {
@@ -297,6 +302,9 @@ function run(options, restarts = null) {
     ignoreUnsupportedSignals(log);
   }
   require('./control_server').controlPrimary(options, log, slots); // --control-url (`up` only)
+  // Ready: a worker serves at every index, and no stop has begun.
+  const ready = () => !stopBegun && slots.slice(0, count).every((worker) => worker && worker.served && !worker.isDead());
+  if (options.metrics_url) startMetrics(options, log, clusterReport(options, slots), ready);
   for (let index = 0; index < count; index++) slots[index] = fork(index);
   return actions;
 }

@@ -1,5 +1,5 @@
 'use strict';
-// Pub/sub inside one up_node process (reference/websocket-pubsub.md, "PubSub"): channels and
+// Pub/sub inside one up_node process (docs/websockets.md, "PubSub"): channels and
 // glob patterns (glob.js), their subscriptions, and the fan-out of each message to them. The
 // Ruby API is lib/up/pub_sub.rb's (compiled in as it is) over opal/up/node/client.rb,
 // subscription.rb and pub_sub_server.rb, which call this; in a cluster the worker's link

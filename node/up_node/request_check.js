@@ -2,7 +2,7 @@
 // Refusals up_ruby's engine makes that Node's parser (llhttp) lets through, decided on what
 // Node parsed: the version, the target's form, Host and Transfer-Encoding. server.js calls
 // check() before a request reaches the app. What Node does not keep (the raw request line)
-// cannot be checked here: the README lists those requests.
+// cannot be checked here: docs/opal.md lists those requests.
 
 // RFC 3986 §3.2.2: an IP literal in brackets, or a reg-name (no "@", no space); then digits.
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;

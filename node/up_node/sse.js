@@ -1,5 +1,5 @@
 'use strict';
-// Server-Sent Events on up_node (reference/websocket-pubsub.md; the format is the HTML
+// Server-Sent Events on up_node (docs/websockets.md; the format is the HTML
 // standard's "Server-sent events" section): a request whose Accept holds text/event-stream
 // and whose app accepted it (Up::Client, opal/up/node/client.rb) gets a 200 head with the
 // app's fields and no framing, then one event per write, up to the close. As up_ruby's

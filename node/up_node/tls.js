@@ -1,5 +1,5 @@
 'use strict';
-// HTTPS for up_node (issue 21): the Node tls options of one TLS bind with up_ruby's settings
+// HTTPS for up_node: the Node tls options of one TLS bind with up_ruby's settings
 // (ext/up/engine/tls.h): TLS 1.2 and 1.3 only, the same cipher list in the server's order, the
 // same groups, ALPN http/1.1 alone, SNI certificates from the config file's tls_host, the head
 // timeout for the handshake, and session ticket keys derived from the secret every worker

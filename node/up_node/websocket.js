@@ -1,5 +1,5 @@
 'use strict';
-// WebSockets on up_node (reference/websocket-pubsub.md): the handshake and the framing are the
+// WebSockets on up_node (docs/websockets.md): the handshake and the framing are the
 // npm ws package's (RFC 6455: masking, control frames, fragmentation, UTF-8, close codes 1002,
 // 1007 and 1009, permessage-deflate), driven the way up_ruby's engine drives its own:
 // server.js hands over a request that asks for a WebSocket, the app's Up::Client

@@ -17,6 +17,8 @@ const { describeThrown, bootFailed } = require('./thrown');
 const { Upgrades } = require('./upgrades');
 const { WorkerLink } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
+const { RequestCounters, startMetrics, delayedStop } = require('./metrics');
+const { answerStats } = require('./control_server');
 
 // Returns [the Handler, the process's Upgrades].
 function loadHandler(options, log) {
@@ -123,8 +125,18 @@ function run(options) {
   listenAll(options, handler, upgrades, log, tlsBinds, (servers, urls) => {
     process.title = processTitle(options, cluster.isWorker ? `worker ${index}` : null, urls);
     const stop = gracefulStop(servers, upgrades, options, log, name);
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    // --metrics-url: responses counted here, reported by the primary or, alone, by this process.
+    let stopBegun = false;
+    const counters = options.metrics_url ? new RequestCounters() : null;
+    if (counters) servers.forEach((server) => counters.watch(server));
+    if (counters && cluster.isWorker) answerStats(() => counters.figures());
+    if (counters && !cluster.isWorker) {
+      startMetrics(options, log, async () => ({ workers: 1, pid: process.pid, ...counters.figures() }), () => !stopBegun);
+    }
+    // A worker stops when its primary says, after the primary's --stop-delay.
+    const stopSignal = cluster.isWorker ? stop : delayedStop(options, log, () => { stopBegun = true; }, stop);
+    process.on('SIGINT', () => stopSignal('INT'));
+    process.on('SIGTERM', () => stopSignal('TERM'));
     process.on('SIGQUIT', () => process.exit(0));
     process.on('SIGHUP', () => {
       log.reopen();

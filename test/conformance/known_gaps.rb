@@ -5,7 +5,7 @@ require_relative "runtimes"
 # Where a runtime behaves differently from what the conformance suite asserts: runtime =>
 # "TestClass#test_name" => why. Each listed test still runs and must still fail on that
 # runtime (a fix shows up as a failure asking to remove the entry); test_known_gaps.rb checks
-# that every entry names a test, and that the README lists them as gaps_markdown writes them
+# that every entry names a test, and that docs/opal.md lists them as gaps_markdown writes them
 # (rake test:conformance:gaps prints it).
 module Conformance
   KNOWN_GAPS = {
@@ -54,7 +54,7 @@ module Conformance
     "up_ruby" => {
       "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
         "no hijack over HTTPS: the TLS session lives in the engine, so the socket alone is of no use to the app " \
-        "(README, rack.hijack): rack.hijack? is false and there is no rack.hijack",
+        "(docs/hijack.md): rack.hijack? is false and there is no rack.hijack",
       "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
         "no rack.hijack over HTTPS, as above"
     },
@@ -62,7 +62,7 @@ module Conformance
     "up" => {
       "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
         "no hijack over HTTPS, as on up_ruby: the TLS session lives in the engine, so the socket alone is of no " \
-        "use to the app (README, rack.hijack): rack.hijack? is false and there is no rack.hijack",
+        "use to the app (docs/hijack.md): rack.hijack? is false and there is no rack.hijack",
       "TestConformanceRackEnv#test_env_has_the_same_keys_on_every_runtime" =>
         "no rack.hijack over HTTPS, as above"
     }
@@ -70,7 +70,7 @@ module Conformance
 
   # Tests not run over TLS on a runtime because there they neither pass nor fail every time, so
   # they can be neither run nor listed in KNOWN_GAPS_OVER_TLS: runtime => "TestClass#test_name"
-  # => why. Reported at each run (ConformanceTest#run) and in the README, as NOT_BUILT files are.
+  # => why. Reported at each run (ConformanceTest#run) and in docs/tls.md, as NOT_BUILT files are.
   NOT_RUN_OVER_TLS = {
     "up_node" => {
       "TestConformanceHTTP#test_client_half_close_still_gets_its_answers" =>
@@ -86,7 +86,7 @@ module Conformance
     }
   }.freeze
 
-  # The README's list of the gaps: a line per runtime, a bullet per test with its reason, then
+  # The list of the gaps in docs/opal.md: a line per runtime, a bullet per test with its reason, then
   # a bullet per file of the suite not run on it (runtimes.rb, NOT_BUILT).
   def self.gaps_markdown
     KNOWN_GAPS.map do |runtime, gaps|
@@ -98,7 +98,7 @@ module Conformance
     end.join
   end
 
-  # The README's list of what differs over TLS (its TLS section): a line per runtime with its
+  # The list of what differs over TLS in docs/tls.md: a line per runtime with its
   # KNOWN_GAPS_OVER_TLS, or why it has no TLS run (TLS_NOT_BUILT), then the tests
   # (NOT_RUN_OVER_TLS) and files (TLS_NOT_RUN) a TLS run leaves out.
   def self.tls_gaps_markdown

@@ -15,12 +15,12 @@ module Conformance
 
   # Files of the suite a runtime does not run because what they test is not built on it yet:
   # runtime => file => why. Not a skip that hides a failure: the Rakefile leaves them out and
-  # says so at each run, test_known_gaps.rb checks every file exists, and the README lists
+  # says so at each run, test_known_gaps.rb checks every file exists, and docs/opal.md lists
   # them (gaps_markdown).
   NOT_BUILT = {}.freeze
 
   # The runtimes the suite does not run over TLS (UP_TLS=1, helper.rb), runtime => why: the
-  # Rakefile's TLS pass leaves them out and says so, and the README's TLS section lists them
+  # Rakefile's TLS pass leaves them out and says so, and docs/tls.md lists them
   # (Conformance.tls_gaps_markdown).
   TLS_NOT_BUILT = {}.freeze
 

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# The command line every runtime shares (README, "Using it"): -v, -h, the one-line errors
+# The command line every runtime shares (docs/configuration.md): -v, -h, the one-line errors
 # (the same words with the runtime's own name, status 1, nothing started) with --trace or
 # UP_TRACE=1 for the backtrace, the start log and process titles, and a stop on TERM or INT
 # with status 0.
@@ -22,7 +22,10 @@ class TestConformanceCLI < ConformanceTest
   end
 
   # The options a runtime refuses ("not supported by up_node yet"): its --help leaves them out.
-  UNSUPPORTED = { "up_node" => %w[--control-url --control-token --access-log] }.freeze
+  UNSUPPORTED = {
+    "up_node" => %w[--control-url --control-token --access-log --worker-max-rss],
+    "up" => %w[--metrics-url --stop-delay --worker-max-rss]
+  }.freeze
 
   def test_help_prints_the_usage_and_every_option_the_runtime_supports
     status, out = run_command("-h")

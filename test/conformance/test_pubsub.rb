@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Pub/sub in one process on every runtime (reference/websocket-pubsub.md, "PubSub" and
+# Pub/sub in one process on every runtime (docs/websockets.md, "PubSub" and
 # "Engines"), against apps/pubsub.ru over real sockets: client.subscribe straight to the
 # client (text, binary, event stream) or with a block, patterns with Redis' glob rules (the
 # table of test/engine/pubsub_test.c, played through subscriptions), unsubscribing,

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Pub/sub across the workers of -w 2 on every runtime (reference/websocket-pubsub.md,
+# Pub/sub across the workers of -w 2 on every runtime (docs/websockets.md,
 # "Delivery"), against apps/pubsub.ru: a publish in one worker reaches every matching
 # subscriber in every worker exactly once and in publish order, whichever worker published;
 # an attached engine hears of a channel once for the whole cluster, in the master, first

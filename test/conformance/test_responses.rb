@@ -16,7 +16,7 @@ class TestConformanceResponses < ConformanceTest
     assert_nil res["transfer-encoding"]
   end
 
-  # Issue 14: the same app gives the same headers, but date, on every runtime. The server adds
+  # The same app gives the same headers, but date, on every runtime. The server adds
   # only what HTTP needs: date and the framing (keep-alive is HTTP/1.1's default, RFC 9112 §9.3).
   def test_a_keep_alive_response_has_the_apps_headers_plus_only_date_and_framing
     sock = connect

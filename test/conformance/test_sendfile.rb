@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Files an app hands the server (issue 22, item 8), the same on every runtime: the env says
+# Files an app hands the server, the same on every runtime: the env says
 # "sendfile.type" => "x-sendfile", so Rack::Sendfile answers a to_path body with an x-sendfile
 # field; that field (any case: a Rack 2 app spells it X-Sendfile), or a to_path body alone, is
 # sent from the file with the rules of a static file: ranges (RFC 9110 §14), conditional

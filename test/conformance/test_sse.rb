@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Server-Sent Events through the upgrade API on every runtime (reference/websocket-pubsub.md;
+# Server-Sent Events through the upgrade API on every runtime (docs/websockets.md;
 # the format is the HTML standard's "Server-sent events" section), read over raw sockets
 # against apps/sse.ru: rack.upgrade? :sse for Accept: text/event-stream, a 200 head with
 # text/event-stream and the app's own fields but no length or chunking, a message's lines as

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Static files answered before the app (issue 22), the same on every runtime: ranges (single,
+# Static files answered before the app, the same on every runtime: ranges (single,
 # suffix, open, several as multipart/byteranges, 416), conditional requests (304, 412, If-Range
 # both ways round), precompressed variants by Accept-Encoding with vary, index.html and the 301
 # to the slash form, immutable fingerprinted assets, the engine's etag format (so a file has one

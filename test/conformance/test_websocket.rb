@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# The WebSocket upgrade API on every runtime (reference/websocket-pubsub.md): rack.upgrade?,
+# The WebSocket upgrade API on every runtime (docs/websockets.md): rack.upgrade?,
 # the 101 with the app's fields and only an offered subprotocol, refused upgrades, the
 # handler's callbacks and their order (on_open first, messages in order, on_drained after
 # pending was seen, on_shutdown then 1001 on a stop, on_close last), the client's methods

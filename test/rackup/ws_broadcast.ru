@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # WebSocket broadcast through the upgrade API's pub/sub
-# (/work/shared/reference/websocket-pubsub.md): a connection to /publish publishes each
+# (docs/websockets.md): a connection to /publish publishes each
 # message it sends to one channel; a connection to any other path subscribes to that channel
 # without a block, so the server writes each message straight to it. The same file runs on UP!
 # and on Iodine; bench/config/falcon_ws_broadcast.ru and bench/config/ws_node.js do the same

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# WebSocket echo through the upgrade API (/work/shared/reference/websocket-pubsub.md): every
+# WebSocket echo through the upgrade API (docs/websockets.md): every
 # message goes back to its sender as it came. The same file runs on UP! and on Iodine, which
 # implements the same API; bench/config/falcon_ws_echo.ru and bench/config/ws_node.js do the
 # same on Falcon and on Node's ws. Measured by bench/run's ws_echo and ws_idle tables.

@@ -10,10 +10,11 @@ class CLIProcess
 
   attr_reader :pid, :port, :output
 
-  # env: variables for the child on top of this process's; chdir: where it runs.
-  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE], env: {}, chdir: ROOT)
+  # env: variables for the child on top of this process's; chdir: where it runs; pass: more
+  # of Process.spawn's redirections (3 => a socket, for socket activation).
+  def initialize(*args, wait: true, command: [RbConfig.ruby, EXE], env: {}, chdir: ROOT, pass: {})
     @reader, writer = IO.pipe
-    @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir)
+    @pid = Process.spawn(env, *command, *args, out: writer, err: writer, chdir: chdir, **pass)
     writer.close
     @output = +"".b # bytes: a log line may hold any text, and reads arrive cut anywhere
     wait_listening if wait

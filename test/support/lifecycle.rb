@@ -49,7 +49,7 @@ module LifecycleHelpers
     sock&.close
   end
 
-  # One line per load test on stderr when UP_LOAD_FIGURES is set (for the README and issues).
+  # One line per load test on stderr when UP_LOAD_FIGURES is set (for docs/signals.md).
   def report(what, result, lost)
     warn "load: #{what}: #{result}, #{lost.size} lost" if ENV["UP_LOAD_FIGURES"]
   end

@@ -16,6 +16,7 @@ module RailsExample
     @dir = Dir.mktmpdir("up-rails")
     @env = {
       "BUNDLE_GEMFILE" => File.join(RAILS_DIR, "Gemfile"),
+      "OPAL_UP_PATH" => "../..", # UP! from this checkout, as Gemfile.lock records it
       "RAILS_ENV" => "production",
       "RACK_ENV" => "production",
       "SECRET_KEY_BASE" => SecureRandom.hex(64),

@@ -69,8 +69,9 @@ module Bench
     def self.bundle_env(root, app)
       return nil unless Apps.fetch(app).needs?(:rails)
 
-      # The optional bench group holds Puma, which only this table needs.
-      { "BUNDLE_GEMFILE" => File.join(root, RAILS_DIR, "Gemfile"), "BUNDLE_WITH" => "bench" }
+      # The optional bench group holds Puma, which only this table needs; OPAL_UP_PATH: UP!
+      # from this checkout, as the app's Gemfile.lock records it.
+      { "BUNDLE_GEMFILE" => File.join(root, RAILS_DIR, "Gemfile"), "BUNDLE_WITH" => "bench", "OPAL_UP_PATH" => "../.." }
     end
 
     private

@@ -74,11 +74,11 @@ module Bench
     # The Rack servers that run any Rack app, for the tables that compare Rack peers only.
     RACK_PEERS = %w[up agoo falcon iodine itsi puma].freeze
 
-    # Issue 20's WebSocket tables: UP! (default and one thread, as against iodine -t 1), up_node,
-    # and the peers with WebSockets of their own; one worker, as the issue's targets are set.
+    # The WebSocket tables: UP! (default and one thread, as against iodine -t 1), up_node,
+    # and the peers with WebSockets of their own; one worker, as their targets are set.
     WS_PEERS = %w[up_default up_thread up_node up_addon iodine falcon node_ws].freeze
 
-    # Issue 22's static tables: bench/static/public, written before the first table (needs:
+    # The static tables: bench/static/public, written before the first table (needs:
     # :static_files), served by UP!'s engine (public/ beside bench/static/config.ru, no flag),
     # nginx (sendfile on, no open_file_cache), agoo (-d DIR and no app: Bench::Peers says why),
     # iodine (-www) and itsi (its static_assets middleware, bench/config/itsi_static.rb.template).
@@ -141,15 +141,15 @@ module Bench
               only: %w[up puma], default: false, expect: ->(body) { body.include?("<h1>Posts</h1>") },
               up_args: %w[--no-early-hints],
               up_note: "`--no-early-hints`: no 103 before each page, as under Puma (wrk would count it as a response)"),
-      # examples/sinatra's hello route on the Opal runtimes against the same app on Puma (issue
-      # 24: up_node at least as fast) and on up_ruby, and examples/roda on them against up_ruby
+      # examples/sinatra's hello route on the Opal runtimes against the same app on Puma (the
+      # target: up_node at least as fast) and on up_ruby, and examples/roda on them against up_ruby
       # (at least 0.5×).
       App.new(name: "sinatra", path: "examples/sinatra/config.ru", request_path: "/", needs: [],
               only: %w[up_default up_node up_addon puma], default: false,
               expect: ->(body) { body == "Hello from Sinatra\n" }),
       App.new(name: "roda", path: "examples/roda/config.ru", request_path: "/", needs: [],
               only: %w[up_default up_node up_addon], default: false, expect: ->(body) { body == "Hello from Roda\n" }),
-      # Issue 20: WebSockets through the upgrade API, measured with bench/ws_load instead of
+      # WebSockets through the upgrade API, measured with bench/ws_load instead of
       # wrk. Falcon runs the same behaviour with async-websocket, Node with the npm ws package
       # (bench/config/ws_node.js). ws_idle holds 10,000 connections to the echo app.
       App.new(name: "ws_echo", path: "test/rackup/ws_echo.ru", request_path: "/", needs: [], default: false,

@@ -11,8 +11,8 @@ require_relative "up_defaults"
 
 module Bench
   # UP! at another git revision (--baseline REV), run as one more row of every table with
-  # the same settings as the default row, so that one table holds before and after (issue 19:
-  # "no lower than before this issue in the same run"). Checks REV out into a temporary
+  # the same settings as the default row, so that one table holds before and after (a change
+  # must be no lower than before it, in the same run). Checks REV out into a temporary
   # `git worktree`, builds its extension there with `bundle exec rake compile` and the main
   # Gemfile, and hands out the row's Peer. Created by bench/run before the first table; owns
   # the worktree until #remove, which bench/run calls whatever happens.

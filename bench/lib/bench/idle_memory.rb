@@ -15,7 +15,7 @@ module Bench
   class IdleMemory
     APP = "test/rackup/hello.ru"
     WARM_UP = 200
-    # Issue 12: UP! grows by at most 8 MB (of 1,024 KiB, as test/test_idle_connections.rb
+    # The target: UP! grows by at most 8 MB (of 1,024 KiB, as test/test_idle_connections.rb
     # counts) for 10,000 idle connections; scaled when another count is asked for.
     TARGET_MB = 8.0
     TARGET_CONNECTIONS = 10_000
@@ -183,7 +183,7 @@ module Bench
       return "" if lines.empty?
 
       scaled = @count == TARGET_CONNECTIONS ? "" : format(" (%.2f MB for %s)", target, thousands(@count))
-      "\nIssue 12's target: UP! grows by at most #{TARGET_MB.round} MB for " \
+      "\nThe target: UP! grows by at most #{TARGET_MB.round} MB for " \
         "#{thousands(TARGET_CONNECTIONS)} idle connections#{scaled}:\n\n#{lines.join("\n")}\n"
     end
 

@@ -30,7 +30,7 @@ module Bench
       sha, ok = capture(%w[git rev-parse --short HEAD])
       sha = ok ? sha.strip : "no commit yet"
       changed, = capture(%w[git status --porcelain])
-      changed = changed.lines.reject { |l| l =~ %r{ (README\.md|bench/results/)} }
+      changed = changed.lines.reject { |l| l =~ %r{ (README\.md|docs/benchmarks\.md|bench/results/)} }
       changed.empty? ? sha : "#{sha} + uncommitted changes"
     end
 

@@ -13,13 +13,13 @@ module Bench
 
     APPS = Apps.names.freeze
 
-    # The load shape of issue 12's and 13's tables: one wrk thread, 32 connections. Issue 19 adds
-    # a heavier one (--load t2c64) for the all-cores tables.
+    # The default load shape: one wrk thread, 32 connections, which leaves most of a core to the
+    # server. --load t2c64 is the heavier one for the all-cores tables.
     DEFAULT_WRK_THREADS = 1
     DEFAULT_CONNECTIONS = 32
     LOAD_PATTERN = /\At(\d+)c(\d+)\z/
 
-    attr_reader :runs, :duration, :warmup, :wrk_threads, :connections, :apps, :only, :workers, :readme,
+    attr_reader :runs, :duration, :warmup, :wrk_threads, :connections, :apps, :only, :workers, :doc,
                 :section, :install, :build, :yjit, :baseline, :ws_window, :argv
 
     def initialize(argv)
@@ -32,7 +32,7 @@ module Bench
       @apps = Apps.defaults
       @only = nil
       @workers = [1, Etc.nprocessors].uniq
-      @readme = "README.md"
+      @doc = "docs/benchmarks.md"
       @section = "bench"
       @install = true
       @build = true
@@ -93,7 +93,7 @@ module Bench
         o.on("--connections N", Integer, "wrk connections (#{@connections})") { |v| @connections = v }
         o.on("--wrk-threads N", Integer, "wrk threads (#{@wrk_threads})") { |v| @wrk_threads = v }
         o.on("--load SHAPE", "wrk threads and connections at once: t1c32 (the default) or",
-             "t2c64 (issue 19's heavier shape); tNcM in general") do |v|
+             "t2c64 (the heavier shape); tNcM in general") do |v|
           m = LOAD_PATTERN.match(v) or raise OptionParser::InvalidArgument, "--load #{v} (want tNcM, e.g. t2c64)"
           @wrk_threads = Integer(m[1], 10)
           @connections = Integer(m[2], 10)
@@ -104,7 +104,7 @@ module Bench
           @warmup = 1
         end
         o.on("--only LIST", Array, "Servers to run, e.g. up,puma (up is every UP! row; up_default,",
-             "up_thread, up_io_thread, up_threads, up_node, up_addon (exe/up), node_http, node_ws (node: those four),",
+             "up_thread, up_io_thread, up_threads, up_metrics, up_node, up_addon (exe/up), node_http, node_ws (node: those four),",
              "agoo, falcon,",
              "iodine, itsi,",
              "puma_thread, puma, unicorn,",
@@ -119,8 +119,8 @@ module Bench
         o.on("--ws-window N", Integer, "ws_broadcast: messages in flight at most (#{@ws_window})") { |v| @ws_window = v }
         o.on("--baseline REV", "Also run UP! at git revision REV (built in a temporary git worktree)",
              "as a row \"UP! @<rev>\" with the default row's settings: before and after") { |v| @baseline = v }
-        o.on("--no-readme", "Do not write the tables into README.md") { @readme = nil }
-        o.on("--readme FILE", "Write the tables into FILE instead of README.md") { |v| @readme = v }
+        o.on("--no-doc", "Do not write the tables into docs/benchmarks.md") { @doc = nil }
+        o.on("--doc FILE", "Write the tables into FILE instead of docs/benchmarks.md") { |v| @doc = v }
         o.on("--section NAME", "Replace the tables between <!-- bench:NAME:start/end --> instead of",
              "<!-- bench:start/end --> (appended when missing)") { |v| @section = v }
         o.on("--no-install", "Do not apt-get install or bundle install anything") { @install = false }

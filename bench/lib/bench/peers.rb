@@ -42,7 +42,7 @@ module Bench
     end
 
     ALL = [
-      # What a user gets without choosing: no -t (the issue 12 targets are about this row).
+      # What a user gets without choosing: no -t (the targets are about this row).
       Peer.new(key: "up_default", group: "up", name: "UP!", runtime: :up,
                mode: ->(w) { "#{workers(w)}, default (`#{UpDefaults.threads_flag}`)" }) do |c|
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}] + c.up_args.to_a
@@ -64,13 +64,20 @@ module Bench
         %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} -t #{THREADS} #{c.app}] +
           c.up_args.to_a
       end,
-      # The Opal runtime: the app compiled to JavaScript, on Node's http module (issue 14). Its
+      # The default row with --metrics-url: request counters on and the metrics endpoint open
+      # (docs/production.md); read beside up_default for what they cost.
+      Peer.new(key: "up_metrics", name: "UP!", runtime: :up, apps: %w[hello],
+               mode: ->(w) { "#{workers(w)}, default, `--metrics-url`" }) do |c|
+        %W[bundle exec ruby exe/up_ruby -b 127.0.0.1 -p #{c.port} -w #{c.workers} --metrics-url tcp://127.0.0.1:0
+           #{c.app}] + c.up_args.to_a
+      end,
+      # The Opal runtime: the app compiled to JavaScript, on Node's http module. Its
       # bundle is compiled on the first start and cached (bench/run's start waits for it).
       Peer.new(key: "up_node", group: "node", name: "UP! up_node", runtime: :up,
                mode: ->(w) { w == 1 ? "1 process (Opal on Node)" : "#{workers(w)} (node:cluster)" }) do |c|
         %W[bundle exec ruby exe/up_node -b 127.0.0.1 -p #{c.port} -w #{c.workers} #{c.app}]
       end,
-      # `up` (issue 23): the same bundle on Node, served by the UP! engine as a Node-API addon
+      # `up`: the same bundle on Node, served by the UP! engine as a Node-API addon
       # on Node's libuv loop instead of Node's http module. One process only for now.
       Peer.new(key: "up_addon", group: "node", name: "UP! up", runtime: :up,
                mode: ->(w) { w == 1 ? "1 process (Opal on Node, engine addon)" : "#{workers(w)}" }) do |c|

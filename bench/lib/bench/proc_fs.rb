@@ -29,7 +29,7 @@ module Bench
         .sum { |p| ticks[p] }.fdiv(TICKS_PER_SECOND)
     end
 
-    # VmRSS of pid and every process under it, in KiB (issue 20: what 10,000 idle WebSockets
+    # VmRSS of pid and every process under it, in KiB (what 10,000 idle WebSockets
     # cost a server, whatever its processes: Falcon's supervisor and worker, UP!'s worker).
     # A process that ends meanwhile counts as 0.
     def self.tree_rss_kb(pid)

@@ -10,9 +10,9 @@ require_relative "ws_table"
 module Bench
   # Turns the rows of a run into Markdown: a header with everything needed to reproduce it
   # (date, commit, machine, Ruby and YJIT, versions, the command), one table per worker count
-  # and app with UP!'s default row checked against the issues' targets under it (Bench::Targets),
+  # and app with UP!'s default row checked against the targets under it (Bench::Targets),
   # and the command line of each server. Created by bench/run at the end (or after an
-  # interrupt, with what was measured); can write itself into README.md between the markers.
+  # interrupt, with what was measured); can write itself into docs/benchmarks.md between the markers.
   class Report
     include Format
 
@@ -106,7 +106,7 @@ module Bench
         "same table. " \
         "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
         "mode, the --baseline commit, the limit (nginx) and the peers there, with the targets " \
-        "issues 12, 13 and 19 set (for the load shape each was set under). " \
+        "(for the load shape each was set under). " \
         "How to read the peers' rows: bench/README.md."
     end
 
@@ -134,7 +134,7 @@ module Bench
       @options.apps.any? { |app| Apps.fetch(app).ws? }
     end
 
-    # Issue 20's WebSocket tables: what bench/ws_load does and what their columns mean.
+    # The WebSocket tables: what bench/ws_load does and what their columns mean.
     def ws_load_text
       "- WebSocket load: bench/ws_load (C, one thread on epoll, its own handshake and framing) against " \
         "127.0.0.1, each server warmed up with #{@options.warmup} s of echo, then #{@options.runs} measured " \

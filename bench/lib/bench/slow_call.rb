@@ -20,7 +20,7 @@ module Bench
     # sleep of the calls already in, and the table says how many were in.
     SETTLE = 0.3
     SLOW_SECONDS = 1
-    # Issue 12: with default settings, /fast answers in under 50 ms (the slowest round counts).
+    # The target: with default settings, /fast answers in under 50 ms (the slowest round counts).
     TARGET_MS = 50
     LOG_LINE = "slow\n"
 
@@ -151,7 +151,7 @@ module Bench
       default = rows.find { |r| r.peer.key == "up_default" }
       return "" unless default
 
-      head = "\nIssue 12's target: with default settings (#{default.peer.mode(1)}), /fast in under " \
+      head = "\nThe target: with default settings (#{default.peer.mode(1)}), /fast in under " \
              "#{TARGET_MS} ms in every round"
       return "#{head}: not measured (#{default.error}).\n" if default.error
 

@@ -4,10 +4,10 @@ require_relative "options"
 require_relative "peers"
 
 module Bench
-  # The issues' throughput targets for UP! with default settings, checked against one table
+  # The throughput targets for UP! with default settings, checked against one table
   # of bench/run: the default row's req/s as a ratio of a reference row in the same table (the
   # fastest other UP! mode, UP! at the --baseline commit, nginx, a peer or the best of
-  # several), each with its minimum where an issue sets one for that app, worker count and
+  # several), each with its minimum where one is set for that app, worker count and
   # load shape. Created by Bench::Report for each table;
   # reads the rows, owns nothing.
   class Targets
@@ -15,22 +15,21 @@ module Bench
     # UP! at another commit (bench/run --baseline): not one of this commit's modes.
     BASELINE_KEY = "up_baseline"
 
-    # label: what the ratio is against. applies: (app, workers, shape) -> whether the issue
-    # sets a minimum there; shape is the run's load, "t1c32" or "t2c64" (Options#load_shape).
-    # issue: which one. pick: finds the reference row among the table's measured rows other
+    # label: what the ratio is against. applies: (app, workers, shape) -> whether a target
+    # has a minimum there; shape is the run's load, "t1c32" or "t2c64" (Options#load_shape).
+    # pick: finds the reference row among the table's measured rows other
     # than the default. hint: how to get the reference into the table when it is missing.
-    # slack: why the minimum sits below what the issue says ("no lower" measured with noise).
-    Target = Struct.new(:label, :applies, :minimum, :issue, :pick, :hint, :slack, keyword_init: true)
+    # slack: why the minimum sits below the goal ("no lower" measured with noise).
+    Target = Struct.new(:label, :applies, :minimum, :pick, :hint, :slack, keyword_init: true)
 
-    # Issue 13 names the peers its cluster and JSON targets compare against, and issue 19's
-    # "best Rack peer" is the same set; nginx and H2O are limits, unicorn does not keep
-    # connections alive.
+    # The Rack peers the cluster and JSON targets compare against, the same set as "the best
+    # Rack peer"; nginx and H2O are limits, unicorn does not keep connections alive.
     NAMED_PEERS = %w[puma puma_thread iodine agoo falcon itsi].freeze
     NAMED_LABEL = "the best of Puma, Iodine, Agoo, Falcon and Itsi"
 
-    # Issues 12 and 13 set their targets under wrk -t1 -c32, and so do most of issue 19's; its
-    # hello.ru with 2 workers targets are for -t2 -c64 (bench/run --load t2c64). Under another
-    # shape than a target's, its ratio is printed for information only.
+    # The targets hold under wrk -t1 -c32 but for the heavier hello.ru ones with 2 workers, which
+    # are for -t2 -c64 (bench/run --load t2c64). Under another shape than a target's, its ratio
+    # is printed for information only.
     DEFAULT_SHAPE = "t#{Options::DEFAULT_WRK_THREADS}c#{Options::DEFAULT_CONNECTIONS}"
     HEAVY_SHAPE = "t2c64"
 
@@ -42,65 +41,65 @@ module Bench
       rows.find { |r| r.peer.key == key }
     end
 
-    # Issue 12's nginx 0.85× on hello.ru with 1 worker gave way to issue 19's 0.95×, and issue
-    # 13's 4× H2O on json_const to issue 19's 0.9× nginx (4× H2O was above what nginx reaches).
+    # json_const is held against nginx answering the same document, not against H2O: a multiple
+    # of H2O could be above what nginx itself reaches on two cores.
     LIST = [
-      Target.new(label: "the fastest other UP! mode", issue: 12, minimum: 0.95,
+      Target.new(label: "the fastest other UP! mode", minimum: 0.95,
                  applies: ->(_app, _w, shape) { shape == DEFAULT_SHAPE },
                  pick: lambda { |rows|
                    rows.select { |r| r.peer.group == "up" && r.peer.key != BASELINE_KEY }.max_by { |r| rps(r) }
                  }),
-      Target.new(label: "UP! at the --baseline commit", issue: 19, minimum: 0.95,
+      Target.new(label: "UP! at the --baseline commit", minimum: 0.95,
                  slack: "no lower than before, 5% allowed for noise", hint: "run with --baseline REV",
                  applies: lambda { |app, _w, shape|
                    %w[hello env_to_s rails].include?(app) && shape == DEFAULT_SHAPE
                  },
                  pick: ->(rows) { row(rows, BASELINE_KEY) }),
-      Target.new(label: "nginx", issue: 19, minimum: 0.95,
+      Target.new(label: "nginx", minimum: 0.95,
                  applies: ->(app, w, shape) { app == "hello" && w == 1 && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { row(rows, "nginx") }),
-      Target.new(label: "nginx", issue: 13, minimum: 0.9,
+      Target.new(label: "nginx", minimum: 0.9,
                  applies: ->(app, w, shape) { app == "hello" && w > 1 && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { row(rows, "nginx") }),
-      Target.new(label: "nginx", issue: 19, minimum: 0.9,
+      Target.new(label: "nginx", minimum: 0.9,
                  applies: ->(app, w, shape) { app == "hello" && w > 1 && shape == HEAVY_SHAPE },
                  pick: ->(rows) { row(rows, "nginx") }),
-      Target.new(label: "nginx", issue: 19, minimum: 0.9,
+      Target.new(label: "nginx", minimum: 0.9,
                  applies: ->(app, w, shape) { app == "json_const" && w == 1 && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { row(rows, "nginx") }),
-      Target.new(label: "iodine", issue: 12, minimum: 1.3,
+      Target.new(label: "iodine", minimum: 1.3,
                  applies: ->(app, w, shape) { app == "hello" && w == 1 && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { row(rows, "iodine") }),
-      Target.new(label: "the best peer", issue: 12, minimum: 1.3,
+      Target.new(label: "the best peer", minimum: 1.3,
                  applies: ->(app, w, shape) { app == "env_to_s" && w == 1 && shape == DEFAULT_SHAPE },
                  pick: lambda { |rows|
                    rows.reject { |r| r.peer.runtime == :up || r.peer.runtime == :native }.max_by { |r| rps(r) }
                  }),
-      Target.new(label: NAMED_LABEL, issue: 13, minimum: 1.3,
+      Target.new(label: NAMED_LABEL, minimum: 1.3,
                  applies: lambda { |app, w, shape|
                    %w[hello env_to_s json_api].include?(app) && w > 1 && shape == DEFAULT_SHAPE
                  },
                  pick: ->(rows) { best(rows, NAMED_PEERS) }),
-      Target.new(label: NAMED_LABEL, issue: 19, minimum: 1.3,
+      Target.new(label: NAMED_LABEL, minimum: 1.3,
                  applies: ->(app, w, shape) { app == "json_api" && w == 1 && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { best(rows, NAMED_PEERS) }),
-      Target.new(label: NAMED_LABEL, issue: 19, minimum: 1.3,
+      Target.new(label: NAMED_LABEL, minimum: 1.3,
                  applies: ->(app, w, shape) { app == "hello" && w > 1 && shape == HEAVY_SHAPE },
                  pick: ->(rows) { best(rows, NAMED_PEERS) }),
-      # Issue 22 sets its file targets on a 1 KB and a 1 MB file (static_100k: ratios only).
-      Target.new(label: "nginx serving the files", issue: 22, minimum: 0.9,
+      # The file targets are on a 1 KB and a 1 MB file (static_100k: ratios only).
+      Target.new(label: "nginx serving the files", minimum: 0.9,
                  applies: ->(app, _w, shape) { %w[static_1k static_1m].include?(app) && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { row(rows, "nginx_static") }),
-      Target.new(label: "the best of Agoo, Iodine and Itsi serving the files", issue: 22, minimum: 1.5,
+      Target.new(label: "the best of Agoo, Iodine and Itsi serving the files", minimum: 1.5,
                  applies: ->(app, _w, shape) { %w[static_1k static_1m].include?(app) && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { best(rows, %w[agoo iodine itsi]) }),
       # A Rails page's stylesheet and script against what Rails serves through
-      # ActionDispatch::Static under Puma. The same label as issue 13's, so that each table
+      # ActionDispatch::Static under Puma. The same label as the rails table's, so that each table
       # prints the one that applies to it.
-      Target.new(label: "Puma", issue: 22, minimum: 10,
+      Target.new(label: "Puma", minimum: 10,
                  applies: ->(app, _w, shape) { %w[rails_css rails_js].include?(app) && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { best(rows, %w[puma puma_thread]) }),
-      Target.new(label: "Puma", issue: 13, minimum: 1.3,
+      Target.new(label: "Puma", minimum: 1.3,
                  applies: ->(app, _w, shape) { app == "rails" && shape == DEFAULT_SHAPE },
                  pick: ->(rows) { best(rows, %w[puma puma_thread]) })
     ].freeze
@@ -127,7 +126,7 @@ module Bench
       default = @rows.find { |r| r.peer.key == DEFAULT_KEY }
       return "" unless default
 
-      head = "UP! #{default.peer.mode(default.workers)} against the issues' targets"
+      head = "UP! #{default.peer.mode(default.workers)} against the targets"
       return "\n#{head}: not measured (#{default.reason}).\n" unless default.ok?
 
       others = @rows.select { |r| r.ok? && !r.equal?(default) }
@@ -162,7 +161,7 @@ module Bench
     end
 
     def goal(target)
-      "issue #{target.issue}: ≥ #{target.minimum}×#{" (#{target.slack})" if target.slack}"
+      "target ≥ #{target.minimum}×#{" (#{target.slack})" if target.slack}"
     end
 
     # Says under which load a ratio has no target, when that is not the default one.

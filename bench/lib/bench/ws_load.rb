@@ -6,7 +6,7 @@ require_relative "server_process"
 
 module Bench
   # Runs bench/ws_load, the WebSocket load client in C (bench/ws_load/main.c), against a server on
-  # 127.0.0.1 in one of issue 20's shapes, keeps its raw output in a file and parses its JSON
+  # 127.0.0.1 in one of the WebSocket tables' shapes, keeps its raw output in a file and parses its JSON
   # line into a WsLoad::Result, which answers what Bench::Runner and Bench::Report read of a
   # Wrk::Result (requests_per_sec, requests, p50, p99, errors) and more. Created once by
   # Bench::Runner; owns nothing between runs.
@@ -17,7 +17,7 @@ module Bench
     DIR = File.expand_path("../../ws_load", __dir__)
     BINARY = File.join(DIR, "ws_load")
 
-    # Issue 20's shapes: 100 echo clients with 512-byte messages; 1,000 subscribers of one
+    # The shapes: 100 echo clients with 512-byte messages; 1,000 subscribers of one
     # channel; 10,000 idle connections. Broadcast messages are small, as chat messages are.
     SHAPES = {
       "echo" => { connections: 100, size: 512 },

@@ -5,9 +5,9 @@ require_relative "ws_load"
 require_relative "ws_targets"
 
 module Bench
-  # One WebSocket table of bench/run in Markdown (issue 20): ws_echo, ws_broadcast or ws_idle,
+  # One WebSocket table of bench/run in Markdown: ws_echo, ws_broadcast or ws_idle,
   # each server's median run with the server's CPU per operation and the load client's beside
-  # it, so a reader sees whether the client could have been the bottleneck; issue 20's target
+  # it, so a reader sees whether the client could have been the bottleneck; the targets
   # under it (Bench::WsTargets). Created by Bench::Report for each such table; reads the rows.
   class WsTable
     include Format

@@ -3,7 +3,7 @@
 require_relative "format"
 
 module Bench
-  # Issue 20's WebSocket targets for UP! with default settings, checked against one
+  # The WebSocket targets for UP! with default settings, checked against one
   # WebSocket table of bench/run: round trips a second at least 1.5× Iodine's (`-w 1 -t 1`) on
   # ws_echo; deliveries a second at least 2× Iodine's on ws_broadcast, with the p99 from publish
   # to receipt said beside it; at most 10 MB of RSS above the idle server for 10,000 idle
@@ -32,7 +32,7 @@ module Bench
       default = @rows.find { |r| r.peer.key == DEFAULT_KEY }
       return "" unless default
 
-      head = "UP! #{default.peer.mode(default.workers)} against issue 20's target"
+      head = "UP! #{default.peer.mode(default.workers)} against the targets"
       return "\n#{head}: not measured (#{default.reason}).\n" unless default.ok?
 
       "\n#{head}:\n\n#{@app == "ws_idle" ? idle_line(default) : ratio_line(default)}\n"
@@ -42,7 +42,7 @@ module Bench
 
     def ratio_line(default)
       minimum = MINIMUM.fetch(@app)
-      goal = "issue 20: ≥ #{minimum}×"
+      goal = "target ≥ #{minimum}×"
       reference = @rows.find { |r| r.peer.key == REFERENCE_KEY && r.ok? }
       return "- Iodine: not in this table (#{goal}; run with --only up,iodine)" unless reference
 
@@ -58,7 +58,7 @@ module Bench
       limit = IDLE_MB * @connections / IDLE_CONNECTIONS
       growth = default.rss_growth_kb
       scaled = @connections == IDLE_CONNECTIONS ? "" : format(" (%.2f MB for %s)", limit, thousands(@connections))
-      goal = "issue 20: ≤ #{IDLE_MB.round} MB for #{thousands(IDLE_CONNECTIONS)}#{scaled}"
+      goal = "target ≤ #{IDLE_MB.round} MB for #{thousands(IDLE_CONNECTIONS)}#{scaled}"
       return "- RSS growth: not read (#{goal})" unless growth
 
       format("- %<growth>+.1f MB of RSS for %<count>s idle connections: %<goal>s, %<verdict>s",

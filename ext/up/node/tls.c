@@ -1,4 +1,4 @@
-/* HTTPS for `up` (issue 21): the engine's TLS context (tls.h) of one listener, made from the
+/* HTTPS for `up`: the engine's TLS context (tls.h) of one listener, made from the
  * settings Up::TLSSettings gave its bind (Up::Node::AddonLauncher passes them as JSON,
  * node/up/certificates.js adds the key's passphrase and hands them to adopt), and made again
  * from the same files on HUP (reloadTLS). */

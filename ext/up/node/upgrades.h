@@ -1,7 +1,7 @@
 #ifndef UP_NODE_UPGRADES_H
 #define UP_NODE_UPGRADES_H
 
-/* WebSockets, event streams and pub/sub on `up` (reference/websocket-pubsub.md): the engine's
+/* WebSockets, event streams and pub/sub on `up` (docs/websockets.md): the engine's
  * (websocket.h, sse.h, pubsub.h) handed to JavaScript (node/up/websocket.js, pubsub.js), which
  * gives them to the Ruby side up_node shares (opal/up/node/client.rb, subscription.rb).
  *

@@ -12,6 +12,7 @@
 #include "access_log.h"
 #include "conn.h"
 #include "loop_epoll.h"
+#include "metrics.h"
 #include "response.h"
 #include "server.h"
 #include "pubsub.h"
@@ -109,7 +110,7 @@ typedef struct up_rb_server_t {
     int loop_wanted;
     unsigned long sittings; /* since the start, for stats */
     /* A native thread runs the loop all the time and app threads only run requests (the
-     * measured alternative, --io-thread; see README, Threads). */
+     * measured alternative, --io-thread; see docs/configuration.md, Threads). */
     int io_thread_mode;
     pthread_t io_thread;
     /* The watchdog may read each app thread's /proc/self/task/TID/syscall to tell a call that
@@ -154,6 +155,7 @@ typedef struct up_rb_server_t {
     pthread_mutex_t pin_lock;
     struct pin_t *pins;
     up_rb_log_queue_t log_queue;
+    up_rb_metrics_t metrics; /* --metrics-url: by status and duration (metrics.h) */
     up_access_log_t access_log; /* last: its buffer is large (engine/access_log.h) */
 } up_rb_server_t;
 
@@ -281,8 +283,12 @@ void up_rb_watchdog_start(up_rb_server_t *srv);
 void up_rb_watchdog_stop(up_rb_server_t *srv);
 
 /* A line in the access log (engine/access_log.h) for the exchange conn has, which the thread
- * that ran it began at started_ns. */
+ * that ran it began at started_ns, and its count in the metrics; each only when on. */
 void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns);
+/* Whether a request's start time is wanted (access log or metrics). */
+#define up_rb_times_requests(srv) ((srv)->access_log.fd >= 0 || (srv)->metrics.enabled)
+/* Server#stats' part from the metrics (metrics.c). */
+void up_rb_metrics_add_stats(const up_rb_metrics_t *m, VALUE h);
 
 /* The engine's static file handler from Server.new's static: Hash (static.c); raises
  * ArgumentError. on_served is the engine's callback for the requests it answers. */

@@ -1,5 +1,5 @@
 /* WebSocket and event-stream clients: Up::Client, the Ruby face of an upgraded connection
- * (reference/websocket-pubsub.md), and the order its handler's callbacks run in.
+ * (docs/websockets.md), and the order its handler's callbacks run in.
  *
  * Threads. The engine reports a connection's events on the loop thread, without the GVL
  * (upgrade.h): each becomes a C event on the client's list, and a client with events is queued

@@ -13,7 +13,6 @@
 #include "http1_parser.h"
 #include "tls.h"
 
-#define UP_VERSION_STRING "0.1.0"
 
 static VALUE key_request_method, key_script_name, key_path_info, key_query_string,
     key_server_name, key_server_port, key_server_protocol, key_request_uri, key_request_path,
@@ -310,7 +309,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
         hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
         put(&p, up_rb_key_rack_hijack, hijack);
     }
-    /* reference/websocket-pubsub.md: present on every request, nil when it cannot upgrade. */
+    /* docs/websockets.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
         : req->upgrade == UP_UPGRADE_SSE     ? sym_sse

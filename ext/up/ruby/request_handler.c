@@ -79,12 +79,15 @@ static void run_response_finished(finished_t *f)
 
 void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns)
 {
-    up_access_log_request(&srv->access_log, conn, up_rb_now_ns() - started_ns);
+    uint64_t took_ns = up_rb_now_ns() - started_ns;
+    up_rb_metrics_record(&srv->metrics, conn->res != NULL ? conn->res->status : 0, took_ns);
+    if (srv->access_log.fd >= 0)
+        up_access_log_request(&srv->access_log, conn, took_ns);
 }
 
 void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
 {
-    uint64_t started_ns = srv->access_log.fd >= 0 ? up_rb_now_ns() : 0;
+    uint64_t started_ns = up_rb_times_requests(srv) ? up_rb_now_ns() : 0;
     call_t c = {srv, conn, Qnil};
     int state = 0;
     c.env = rb_protect(build_env, (VALUE)&c, &state);

@@ -239,7 +239,7 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         srv->ws_settings.compressors = up_ws_compressors_new();
     srv->sse_heartbeat_ms =
         opt_ms_or_never(options, "sse_heartbeat", UP_SSE_DEFAULT_HEARTBEAT_MS);
-    /* A native thread runs the loop for good (README, Threads: --io-thread). */
+    /* A native thread runs the loop for good (docs/configuration.md, Threads: --io-thread). */
     srv->io_thread_mode = RTEST(opt(options, "io_thread"));
     /* thread_looks: false is what M:N threads get, for the tests of that way. */
     VALUE looks = opt(options, "thread_looks");
@@ -249,6 +249,7 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     VALUE errors = opt(options, "errors");
     rb_iv_set(self, "@errors", NIL_P(errors) ? rb_gv_get("$stderr") : errors);
 
+    srv->metrics.enabled = RTEST(opt(options, "metrics"));
     VALUE access_log = opt(options, "access_log");
     if (!NIL_P(access_log) && up_access_log_open(&srv->access_log, StringValueCStr(access_log)) != 0)
         rb_sys_fail(StringValueCStr(access_log));
@@ -404,8 +405,9 @@ void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms)
  *   messages received, messages_out: messages written (client writes and pub/sub
  *   deliveries), subscriptions: now, published: messages fanned out here,
  *   slow_subscribers_closed: subscribers closed for falling --ws-max-pending behind,
- *   static_files: requests the engine answered from files (counted in requests too) }. Any
- *   thread. */
+ *   static_files: requests the engine answered from files (counted in requests too), and with
+ *   the metrics option statuses, duration_bounds, duration_buckets, duration_sum (metrics.c) }.
+ *   Any thread. */
 static VALUE Server_stats(VALUE self)
 {
     up_rb_server_t *srv = get(self);
@@ -437,6 +439,7 @@ static VALUE Server_stats(VALUE self)
     rb_hash_aset(h, ID2SYM(rb_intern("subscriptions")), ULL2NUM(ps.subscriptions));
     rb_hash_aset(h, ID2SYM(rb_intern("published")), ULL2NUM(ps.published));
     rb_hash_aset(h, ID2SYM(rb_intern("slow_subscribers_closed")), ULL2NUM(ps.slow_closed));
+    up_rb_metrics_add_stats(&srv->metrics, h);
     return h;
 }
 

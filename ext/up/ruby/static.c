@@ -140,6 +140,6 @@ void up_rb_on_served(up_conn_t *conn, void *user)
 {
     up_rb_server_t *srv = user;
     atomic_fetch_add(&srv->static_served, 1);
-    if (srv->access_log.fd >= 0)
+    if (up_rb_times_requests(srv))
         up_rb_access_log_request(srv, conn, up_rb_now_ns());
 }

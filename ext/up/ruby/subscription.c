@@ -1,4 +1,4 @@
-/* Pub/sub in the MRI binding (reference/websocket-pubsub.md): Client#subscribe and
+/* Pub/sub in the MRI binding (docs/websockets.md): Client#subscribe and
  * #unsubscribe, the server-wide subscriptions behind Up.subscribe, Up::Subscription, and the
  * local fan-out behind Up.publish (Up::Server#publish_local). Which engine a publish goes
  * through, and the cluster, are lib/up/pub_sub.rb's.

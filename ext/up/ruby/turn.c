@@ -2,7 +2,7 @@
  * writing, timeouts). Requests found are queued for the app threads, never run inside the
  * dispatch, so a turn never nests an app call.
  *
- * A turn runs without the GVL (DESIGN.md: the GVL is held only to build the env, call the app
+ * A turn runs without the GVL (docs/architecture.md, "Rules": the GVL is held only to build the env, call the app
  * and walk the body), whoever runs it: an app thread between its app calls, inside rb_nogvl,
  * or the watchdog's native thread while every app thread is stuck in the app (watchdog.c).
  * So nothing a turn calls may touch a Ruby object: the engine's log lines are queued here and

@@ -4,7 +4,7 @@ require_relative "../pub_sub/link_frame"
 
 module Up
   class Cluster < Runner
-    # The master's end of pub/sub (reference/websocket-pubsub.md, "Delivery"): it reads each
+    # The master's end of pub/sub (docs/websockets.md, "Delivery"): it reads each
     # worker's link (Up::PubSub::LinkFrame) and fans a CLUSTER publish out to every worker, in
     # the order each worker sent them, so each subscriber anywhere gets it exactly once; it
     # hands a publish through an attached engine to that engine here, once for the cluster;

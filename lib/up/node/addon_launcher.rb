@@ -4,7 +4,7 @@ require "json"
 require "rbconfig"
 require_relative "../binder"
 require_relative "../tls_setup"
-require_relative "../up_ext"
+require_relative "../native_extension"
 require_relative "launcher"
 
 module Up
@@ -33,8 +33,9 @@ module Up
       ENV_BUILD_ONLY = "UP_BUILD_ONLY"
       ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS" # as Up::Cluster's, read by node/up/restart.js
       # --control-url (node/up_node/control_server.js), --access-log (ext/up/node/served.c) and
-      # --redis-url work on `up`; up_node still refuses the first two.
-      UNSUPPORTED = {}.freeze
+      # --redis-url work on `up`; up_node still refuses the first two. Neither has the
+      # production settings of up_ruby yet (docs/production.md).
+      UNSUPPORTED = { metrics_url: "--metrics-url", stop_delay: "--stop-delay", worker_max_rss: "--worker-max-rss" }.freeze
 
       def initialize(options, hooks: nil)
         super
@@ -49,7 +50,7 @@ module Up
       # Does not return when Node starts (exec); raises StartError otherwise. With
       # UP_BUILD_ONLY, returns 0 once the app is compiled.
       def run
-        raise StartError, "#{ADDON} is missing: run bin/setup (or ext/up/node/build)" unless File.file?(ADDON)
+        raise StartError, addon_missing unless File.file?(ADDON)
 
         check_supported
         check_log_file
@@ -73,6 +74,18 @@ module Up
       end
 
       private
+
+      # The addon is built with the extension when Node's headers are there (ext/up/extconf.rb);
+      # without them the gem installs all the same and this says what to do, in one line.
+      def addon_missing
+        headers = "Node's headers (Debian: apt-get install nodejs, or libnode-dev)"
+        if File.file?(File.join(Bundle::ROOT, "Rakefile"))
+          return %(#{ADDON} is not built: with #{headers}, run "cd #{Bundle::ROOT} && rake compile")
+        end
+
+        pristine = ENV["BUNDLE_GEMFILE"] ? "bundle pristine opal-up" : "gem pristine opal-up"
+        %(the Node addon was not built when opal-up was installed, for want of #{headers}: install them, then run "#{pristine}")
+      end
 
       # The command line this process started with, as Up::Launcher.command_line reads it
       # (Ruby's options included; rackup's consumed ones too).

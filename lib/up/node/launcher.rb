@@ -31,7 +31,8 @@ module Up
       STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would. A subclass names its own.
-      UNSUPPORTED = { control_url: "--control-url", control_token: "--control-token", access_log: "--access-log" }.freeze
+      UNSUPPORTED = { control_url: "--control-url", control_token: "--control-token", access_log: "--access-log",
+                      worker_max_rss: "--worker-max-rss" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
       # Node, so a config file that sets any is refused.
@@ -112,7 +113,8 @@ module Up
 
       def check_supported
         self.class::UNSUPPORTED.each do |key, flag|
-          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key]
+          # 0 is the default of the numbers: nothing asked.
+          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key] && @options[key] != 0
         end
         raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?
       end

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Pub/sub through the upgrade API (reference/websocket-pubsub.md, "PubSub" and "Engines"), for
+# Pub/sub through the upgrade API (docs/websockets.md, "PubSub" and "Engines"), for
 # test_pubsub.rb and test_pubsub_cluster.rb. A WebSocket to
 # /sub?c=CHANNEL[,CHANNEL][&glob=1][&as=binary][&block=1] subscribes on opening (straight to
 # the client, or with a block that writes "block CHANNEL MESSAGE"), then says

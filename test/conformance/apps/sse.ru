@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Server-Sent Events through the upgrade API (reference/websocket-pubsub.md), for
+# Server-Sent Events through the upgrade API (docs/websockets.md), for
 # test_sse.rb: / sends two events (one with several lines, an event name and an id) and stays
 # open; /bye sends one and closes; /bad_field tries a name that would break the framing;
 # /silent sends nothing (heartbeats only); /events tells what happened (opens, closes, what

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# WebSockets through the upgrade API (reference/websocket-pubsub.md), for test_websocket.rb:
+# WebSockets through the upgrade API (docs/websockets.md), for test_websocket.rb:
 # one handler per path, each doing one thing the suite checks. What happens inside the server
 # is reported to the test by the app itself: a WebSocket to /observe receives every event of
 # the others as a JSON array, so no test reads a server's internals and every runtime is
