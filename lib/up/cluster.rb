@@ -70,6 +70,7 @@ module Up
       start_redis
       @app = preload
       Process.setproctitle(title("master"))
+      @log.call(banner.to_s)
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
       start_control

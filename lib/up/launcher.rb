@@ -8,6 +8,8 @@ require_relative "binder"
 require_relative "single"
 require_relative "cluster"
 require_relative "start_error"
+require_relative "load_failure"
+require_relative "state_file"
 require_relative "static_files"
 require_relative "tls_setup"
 
@@ -22,7 +24,6 @@ module Up
     StartError = Up::StartError
 
     SERVER_OPTIONS = Runner::SERVER_OPTIONS
-
     # app: an app already loaded (rackup's), else config.ru is loaded (again on each restart).
     # hooks: an Up::Hooks (the config file's). restart_argv: the command a USR2 re-executes;
     # by default the one that started this process, taken now, before the process title
@@ -45,6 +46,7 @@ module Up
     end
 
     def run
+      @options = StateFile.with_control_token(@options)
       raise_file_limit
       # -e, as Puma does it: the app reads RACK_ENV (Rails: when RAILS_ENV is unset).
       ENV["RACK_ENV"] = @options[:environment] if @options[:environment]
@@ -60,6 +62,7 @@ module Up
       @binder = listen(binds)
       tls&.assign(@binder)
       write_pid_file
+      StateFile.write(@options[:state_path], StateFile.state(@options, Runner::TITLE)) if @options[:state_path]
       runner_class = @options[:workers] > 1 ? Cluster : Single
       @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app),
                                  tls: tls)
@@ -102,7 +105,11 @@ module Up
       path = File.expand_path(@options[:rackup], @restart_dir)
       raise StartError, "#{@options[:rackup]} not found" unless File.file?(path)
 
-      Rack::Builder.parse_file(path)
+      begin
+        Rack::Builder.parse_file(path)
+      rescue StandardError, ScriptError => e
+        raise StartError, LoadFailure.new(e).to_s
+      end
     end
 
     # The binds; the port is --port for those without one, and -s makes each serve HTTPS.
@@ -184,6 +191,7 @@ module Up
     # open; everything else is closed on exec. Returns (status 1) only when exec fails.
     def restart!
       env = @binder.exec_env.merge(@runner.exec_env)
+      env.merge!(StateFile.exec_env(@options))
       fds = (@binder.exec_fds + @runner.exec_fds).to_h { |fd| [fd, fd] }
       @log.call("re-executing #{@restart_argv.join(" ")}")
       @pid_file_written = false # the new image keeps it: same pid

@@ -65,6 +65,7 @@ module Up
       Setting.new(:worker_timeout,    :seconds, 60,                nil, nil,        "--worker-timeout"),
       Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
+      Setting.new(:state_path,        :string,  nil,               nil, nil,        "--state-path"),
       Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
       Setting.new(:early_hints,       :boolean, true,              nil, nil,        "--early-hints"),
       Setting.new(:http2,             :boolean, true,              nil, nil,        "--http2"),
@@ -102,7 +103,8 @@ module Up
       Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url"),
       Setting.new(:metrics_url,       :bind,    nil,               nil, nil,        "--metrics-url"),
       Setting.new(:stop_delay,        :seconds_or_never, 0,        nil, nil,        "--stop-delay"),
-      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss")
+      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss"),
+      Setting.new(:trace,             :boolean, false,             nil, nil,        "--trace")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -127,11 +129,12 @@ module Up
     end
 
     # Settings the environment gives, as the usual platforms set them: PORT, WEB_CONCURRENCY
-    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair). Returns [values, names] for
-    # Options.new, so that a bad one is named by its variable.
+    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair); and UP_TRACE=1 (--trace).
+    # Returns [values, names] for Options.new, so that a bad one is named by its variable.
     def self.from_environment(env = ENV)
       values = {}
       names = {}
+      values[:trace] = true if env["UP_TRACE"] == "1"
       { port: "PORT", workers: "WEB_CONCURRENCY", threads: "MAX_THREADS" }.each do |key, var|
         next if env[var].to_s.empty?
 

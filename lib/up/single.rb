@@ -24,6 +24,7 @@ module Up
       start_redis
       @server = new_server(@load_app.call, multiprocess: false)
       Process.setproctitle(title(nil))
+      @log.call(banner.to_s)
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
       @log.call("--worker-max-rss needs workers (-w 2 or more): one process has no one to hand over to; ignored") \

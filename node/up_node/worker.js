@@ -9,11 +9,11 @@
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log, ignoreUnsupportedSignals } = require('./log');
+const { Log, ignoreUnsupportedSignals, processTitle, banner } = require('./log');
 const { createServer } = require('./server');
 const { TLSBind } = require('./tls');
 const { EnvBuilder } = require('./env');
-const { describeThrown } = require('./thrown');
+const { describeThrown, bootFailed } = require('./thrown');
 const { Upgrades } = require('./upgrades');
 const { WorkerLink } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
@@ -113,8 +113,7 @@ function run(options) {
   try {
     [handler, upgrades] = loadHandler(options, log);
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
-    process.exit(1);
+    bootFailed(options, error);
   }
   // Start errors the user can fix (an address in use), as up_ruby reports them: one line on
   // stderr, status 1.
@@ -124,7 +123,7 @@ function run(options) {
   };
   const tlsBinds = [];
   listenAll(options, handler, upgrades, log, tlsBinds, (servers, urls) => {
-    process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+    process.title = processTitle(options, cluster.isWorker ? `worker ${index}` : null, urls);
     const stop = gracefulStop(servers, upgrades, options, log, name);
     // --metrics-url: responses counted here, reported by the primary or, alone, by this process.
     let stopBegun = false;
@@ -155,8 +154,9 @@ function run(options) {
         fs.writeFileSync(options.pid_file, `${process.pid}\n`);
         process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
       }
+      log.line(banner(options));
       log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version})`);
-      log.line(options.build_note);
+      if (options.build_note) log.line(options.build_note);
     }
   }, fail);
 }
