@@ -6,6 +6,7 @@
 # renewal of pebble's short-lived certificates in the same process while a keep-alive
 # connection made before goes on, an order that fails keeping the certificate served, and the
 # --acme-dir's files mode 0600. No test talks to a real CA.
+require "open3"
 require "tmpdir"
 require_relative "helper"
 require_relative "support/cli_process"
@@ -90,6 +91,31 @@ class TestACME < Minitest::Test
       flunk "certificate #{n} not served in #{timeout} s; output:\n#{@server.output}" if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
       sleep 0.1
     end
+  end
+
+  # The start stops with one line, status 1; out is what it said.
+  def refused(*args, exe: "up_ruby", env: {})
+    out, status = Open3.capture2e(env, RbConfig.ruby, File.join(CLIProcess::ROOT, "exe", exe), *args,
+                                  "test/rackup/hello.ru", chdir: CLIProcess::ROOT)
+    assert_equal 1, status.exitstatus, out
+    out
+  end
+
+  def test_a_start_without_what_acme_needs_stops_with_one_line
+    dir = ["--acme-dir", File.join(@dir, "acme")]
+    assert_match(/--acme-domain needs --acme-dir/, refused("-s", "-p", "0", "--acme-domain", "a.example.com"))
+    assert_match(/--acme-domain needs an HTTPS bind/, refused("-p", "0", "--acme-domain", "a.example.com", *dir))
+    assert_match(/--acme-domain and -c\/-k both name the certificate/,
+                 refused("-s", "-p", "0", "-c", "x.pem", "-k", "x.key", "--acme-domain", "a.example.com", *dir))
+    assert_match(/--acme-domain "\*.example.com" is not a domain name/, refused("-s", "--acme-domain", "*.example.com", *dir))
+    assert_match(/--acme-domain "localhost" is not a domain name/, refused("-s", "--acme-domain", "localhost", *dir))
+    refute File.exist?(File.join(@dir, "acme")), "nothing is written before the start is known to go on"
+  end
+
+  def test_up_node_refuses_acme
+    out = refused("-s", "--acme-domain", "a.example.com", "--acme-dir", File.join(@dir, "acme"), exe: "up_node",
+                  env: { "XDG_CACHE_HOME" => File.join(@dir, "cache") })
+    assert_includes out, "--acme-domain is not supported by up_node yet"
   end
 
   def test_http01_issues_a_certificate_that_verifies_against_pebbles_root
