@@ -1,8 +1,8 @@
 /* The static file path decoder; see static_path.h for the contract. */
 
-#include <string.h>
 #include "static_path.h"
 #include "utf8.h"
+#include <string.h>
 
 static int hex_value(char c)
 {

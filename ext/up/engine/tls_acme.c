@@ -6,16 +6,16 @@
  * name without a file fails the handshake, as RFC 8737 §3 has a server without the
  * challenge do. See tls_internal.h for the hooks tls_context.c calls. */
 
+#include "tls_internal.h"
 #include <limits.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "tls_internal.h"
 
 /* RFC 8737 §6.2, as ALPN writes it (RFC 7301 §3.1: length-prefixed). */
-static const unsigned char acme_alpn[] = "\x0a" "acme-tls/1";
+static const unsigned char acme_alpn[] = "\012acme-tls/1";
 
 /* The mark a challenge handshake carries from the client hello to the certificate and ALPN
  * callbacks: one ex_data index for the process, made at the first context with a directory. */
@@ -42,7 +42,8 @@ static int offers_only_acme(SSL *ssl)
                                   &len) != 1)
         return 0;
     size_t list = sizeof(acme_alpn) - 1;
-    return len == 2 + list && ext[0] == 0 && ext[1] == list && memcmp(ext + 2, acme_alpn, list) == 0;
+    return len == 2 + list && ext[0] == 0 && ext[1] == list &&
+           memcmp(ext + 2, acme_alpn, list) == 0;
 }
 
 int up_tls_acme_on_client_hello(SSL *ssl, int *alert, void *arg)
