@@ -29,7 +29,7 @@ module Up
   #               loads the app's current code, and once it serves the old one drains; with
   #               preload it logs that and does a hot restart instead
   #   HUP         reopen the log file, here and in every worker, and the workers' access log;
-  #               the workers load the certificates again
+  #               the workers and this master load the certificates again
   #   TTIN, TTOU  one worker more, one fewer (never below one)
   #   ACME        (posted by the Up::Acme::Renewer of --acme-domain, no signal) a new
   #               certificate: this master and the workers load it, as HUP has them do
@@ -375,15 +375,17 @@ module Up
       @binder.shutdown
     end
 
+    # The master's certificates too: the workers forked from now on start with its copy.
     def reopen_logs(signal)
       reopen_log(signal)
+      @tls&.reload(nil, "#{signal} (master)")
       @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log] || @tls
     end
 
     # Posted by the Up::Acme::Renewer: the workers load the new certificate as HUP has them
     # do, and so does this master, whose copy the workers forked from now on start with.
     def new_certificate
-      @tls.reload(nil, "ACME")
+      @tls.reload(nil, "ACME (master)")
       @handles.each { |h| h.signal(:HUP) }
     end
 
