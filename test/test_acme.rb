@@ -179,6 +179,13 @@ class TestACME < Minitest::Test
     refute_equal first, served_serial("up.acme.test")
     assert_equal "Hello World", hello(old), "a connection made before the renewal goes on"
     assert_equal first, old.peer_cert.serial
+    # Workers forked from now on start with the master's copy, which took the new one too.
+    pids = @server.output.scan(/worker \d booted \(pid (\d+)\)/).flatten.map(&:to_i)
+    pids.each { |pid| Process.kill(:KILL, pid) }
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
+    sleep 0.1 until count(/worker \d booted/) == 4 || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    assert_equal 4, count(/worker \d booted/), @server.output
+    refute_equal first, served_serial("up.acme.test")
   end
 
   def test_a_failed_order_keeps_the_certificate_served

@@ -32,7 +32,7 @@ module Up
         key = OpenSSL::PKey::EC.generate("prime256v1")
         csr = ::Acme::Client::CertificateRequest.new(private_key: key, common_name: @names.first, names: @names)
         order.finalize(csr: csr)
-        wait(deadline, "the order") { order.reload || true; order.status != "processing" }
+        wait(deadline, "the order") { order.reload && order.status != "processing" }
         raise Failed, "the order is #{order.status}: #{order.error&.fetch("detail", nil)}" unless order.status == "valid"
 
         @store.write_certificate(order.certificate, key.to_pem)
