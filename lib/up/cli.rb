@@ -107,6 +107,10 @@ module Up
           options[:early_hints] = true
         end
         o.on("--no-early-hints", "Leave rack.early_hints out of the env (Puma's default)") { options[:early_hints] = false }
+        o.on("--http2", "Speak HTTP/2 beside HTTP/1.1: h2 by ALPN over TLS, h2c by prior knowledge (the default)") do
+          options[:http2] = true
+        end
+        o.on("--no-http2", "Speak HTTP/1.1 only") { options[:http2] = false }
         o.on("--io-thread", "Run each worker's loop on a native thread of its own, not on the app threads") do
           options[:io_thread] = true
         end

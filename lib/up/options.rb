@@ -67,6 +67,7 @@ module Up
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
       Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
       Setting.new(:early_hints,       :boolean, true,              nil, nil,        "--early-hints"),
+      Setting.new(:http2,             :boolean, true,              nil, nil,        "--http2"),
       Setting.new(:io_thread,         :boolean, false,             nil, nil,        "--io-thread"),
       Setting.new(:control_url,       :bind,    nil,               nil, nil,        "--control-url"),
       Setting.new(:control_token,     :string,  nil,               nil, nil,        "--control-token"),

@@ -163,7 +163,8 @@ function run(options) {
 
 // Returns the INT/TERM handler: close the listeners, close idle connections, say goodbye to
 // WebSockets and event streams (on_shutdown, then their close), and exit 0 once every
-// connection is gone (responses sent while stopping carry `connection: close`); past
+// connection is gone (responses sent while stopping carry `connection: close`, HTTP/2
+// connections get GOAWAY and close once their streams are done); past
 // --shutdown-timeout the remaining connections are cut.
 function gracefulStop(servers, upgrades, options, log, name) {
   let stopping = false;
@@ -181,10 +182,14 @@ function gracefulStop(servers, upgrades, options, log, name) {
       server.stopping = true;
       server.close(closed);
       server.closeIdleConnections();
+      if (server.http2) server.http2.stop();
     }
     upgrades.stop();
     setTimeout(() => {
-      servers.forEach((server) => server.closeAllConnections());
+      servers.forEach((server) => {
+        server.closeAllConnections();
+        if (server.http2) server.http2.terminate();
+      });
       upgrades.terminate();
     }, options.shutdown_timeout * 1000).unref();
   };

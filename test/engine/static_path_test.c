@@ -4,7 +4,7 @@
  * past the end faults. Half the cases are refusals: the traversal corpus (encoded,
  * double-encoded, backslash, NUL, overlong UTF-8, dot segments) must never yield a path. */
 
-#include "../../ext/up/engine/static_path.h"
+#include "handlers/static_path.h"
 #include "test.h"
 
 typedef struct path_case_t {

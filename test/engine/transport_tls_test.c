@@ -289,7 +289,7 @@ static void open_raw(harness_t *h, client_t *c, const up_listener_t *l, const ch
         perror("send");
         exit(2);
     }
-    c->conn = up_conn_loop_accept(h->server, l, sv[0], NULL);
+    c->conn = up_conn_loop_accept(h->server, l, &up_http1_protocol, sv[0], NULL);
 }
 
 static void test_plain_http_on_a_tls_port_gets_a_400_or_a_close(void)
@@ -932,7 +932,8 @@ static void test_replaced_context_serves_new_connections(void)
     harness_t h;
     start(&h, NULL);
     const char *err = NULL;
-    CHECK(up_server_listen_with(h.server, "127.0.0.1", "0", &up_transport_tls, old_ctx, &err) == 0,
+    CHECK(up_server_listen_with(h.server, "127.0.0.1", "0", &up_transport_tls, old_ctx,
+                                &up_http1_protocol, &err) == 0,
           "a TLS listener: %s", err ? err : "");
     up_listener_t *l = h.server->listeners;
     CHECK(peer_cn_is(&h, l, "old"), "the first certificate");

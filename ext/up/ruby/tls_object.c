@@ -1,4 +1,4 @@
-/* Up::TLSContext, the Ruby face of an engine TLS context (engine/tls.h): certificates and keys
+/* Up::TLSContext, the Ruby face of an engine TLS context (engine/transport/tls.h): certificates and keys
  * loaded from files, handed to Up::Server#listen_fd for the listeners that serve them, and
  * made again from the same files to reload them (Up::Server#replace_tls). The engine counts
  * its own references, so a context dropped here lives on while listeners or connections use it.
@@ -10,7 +10,7 @@
  * raises Up::TLSError with the engine's one-line message naming the file at fault. */
 
 #include "binding.h"
-#include "tls.h"
+#include "transport/tls.h"
 
 static VALUE cTLSContext, eTLSError;
 
