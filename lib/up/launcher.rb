@@ -20,7 +20,9 @@ module Up
   # (Up::Single, -w 0 or 1) or a master and workers (Up::Cluster). When the runner asks for a
   # hot restart (USR2) it re-executes this process in place: same pid, same command line, the
   # listening sockets kept open. It owns the log, the sockets and the pid file; the
-  # certificates of HTTPS binds (Up::TLSSetup) are loaded before any socket is bound.
+  # certificates of HTTPS binds (Up::TLSSetup) are loaded before any socket is bound, and with
+  # --acme-domain the ACME directory is made ready first and its Up::Acme::Renewer handed to
+  # the runner, which runs it.
   class Launcher
     StartError = Up::StartError
 
