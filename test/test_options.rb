@@ -99,7 +99,14 @@ class TestOptions < Minitest::Test
     ["a stop delay from rackup",                  :stop_delay,        "5",              5.0],
     ["no stop delay",                             :stop_delay,        0,                0.0],
     ["a worker memory limit in MB",               :worker_max_rss,    "512",            512],
-    ["no worker memory limit",                    :worker_max_rss,    0,                0]
+    ["no worker memory limit",                    :worker_max_rss,    0,                0],
+    ["ACME names, lower-cased, once each",        :acme_domains,      %w[Example.COM www.example.com example.com.], %w[example.com www.example.com]],
+    ["one ACME name from rackup",                 :acme_domains,      "a-b.example.org", ["a-b.example.org"]],
+    ["an ACME contact",                           :acme_email,        "ops@example.com", "ops@example.com"],
+    ["an ACME directory",                         :acme_directory,    "https://ca.example/dir", "https://ca.example/dir"],
+    ["Let's Encrypt's staging",                   :acme_staging,      "true",           true],
+    ["the ACME files' directory",                 :acme_dir,          "/var/lib/up/acme", "/var/lib/up/acme"],
+    ["a CA file for the ACME directory",          :acme_ca_file,      "/etc/ssl/ca.pem", "/etc/ssl/ca.pem"]
   ].freeze
 
   REJECTED = [
@@ -188,7 +195,16 @@ class TestOptions < Minitest::Test
     ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"],
     ["a metrics URL without a scheme",            :metrics_url,       "127.0.0.1:9394", '--metrics-url must be tcp://HOST:PORT or unix://PATH, not "127.0.0.1:9394"'],
     ["a negative stop delay",                     :stop_delay,        "-1",             "--stop-delay must be between 0 (never) and 86400 seconds"],
-    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"']
+    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"'],
+    ["a wildcard ACME name",                      :acme_domains,      ["*.example.com"], '--acme-domain "*.example.com" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an ACME name of one label",                 :acme_domains,      ["localhost"],    '--acme-domain "localhost" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an ACME label ending in a hyphen",          :acme_domains,      ["a-.example.com"], '--acme-domain "a-.example.com" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an ACME name with an empty label",          :acme_domains,      ["a..example.com"], '--acme-domain "a..example.com" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an empty ACME files' directory",            :acme_dir,          "",               "--acme-dir must not be empty"],
+    ["an empty ACME contact",                     :acme_email,        "",               "--acme-email must not be empty"],
+    ["an empty ACME directory URL",               :acme_directory,    "",               "--acme-directory must not be empty"],
+    ["ACME staging neither true nor false",       :acme_staging,      "maybe",          '--acme-staging must be true or false, not "maybe"'],
+    ["an empty CA file for the ACME directory",   :acme_ca_file,      "",               "--acme-ca-file must not be empty"]
   ].freeze
 
   def self.test_name(prefix, what)

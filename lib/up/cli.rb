@@ -146,6 +146,16 @@ module Up
         o.on("--key-password-command CMD", "A command that prints the passphrase of encrypted keys") do |v|
           options[:key_password_command] = v
         end
+        o.on("--acme-domain NAME", "Serve HTTPS with a certificate ordered by ACME for NAME; again for more") do |v|
+          (options[:acme_domains] ||= []) << v
+        end
+        o.on("--acme-email ADDRESS", "The ACME account's contact") { |v| options[:acme_email] = v }
+        o.on("--acme-directory URL", "The ACME server's directory (Let's Encrypt's)") { |v| options[:acme_directory] = v }
+        o.on("--acme-staging", "Let's Encrypt's staging directory") { options[:acme_staging] = true }
+        o.on("--acme-dir DIR", "Where the account key and the certificates are kept (mode 0600)") { |v| options[:acme_dir] = v }
+        o.on("--acme-ca-file FILE", "CA certificates the ACME directory's HTTPS is checked with (the system's)") do |v|
+          options[:acme_ca_file] = v
+        end
         o.on("-l", "--log-file FILE", "Write the server log to FILE (stderr)") { |v| options[:log_file] = v }
         o.on("-P", "--pid-file FILE", "Write the process id to FILE") { |v| options[:pid_file] = v }
         o.on("-S", "--state-path FILE", "Write the pid, control URL and token to FILE (mode 0600), for upctl") do |v|

@@ -12,6 +12,9 @@ require_relative "load_failure"
 require_relative "state_file"
 require_relative "static_files"
 require_relative "tls_setup"
+require_relative "acme/store"
+require_relative "acme/self_signed"
+require_relative "acme/renewer"
 
 module Up
   # Starts UP! from checked options (Up::CLI, Up::RackHandler): opens the log, binds the
@@ -19,7 +22,9 @@ module Up
   # (Up::Single, -w 0 or 1) or a master and workers (Up::Cluster). When the runner asks for a
   # hot restart (USR2) it re-executes this process in place: same pid, same command line, the
   # listening sockets kept open. It owns the log, the sockets and the pid file; the
-  # certificates of HTTPS binds (Up::TLSSetup) are loaded before any socket is bound.
+  # certificates of HTTPS binds (Up::TLSSetup) are loaded before any socket is bound, and with
+  # --acme-domain the ACME directory is made ready first and its Up::Acme::Renewer handed to
+  # the runner, which runs it.
   class Launcher
     StartError = Up::StartError
 
@@ -52,11 +57,12 @@ module Up
       ENV["RACK_ENV"] = @options[:environment] if @options[:environment]
       ENV["RACK_ENV"] ||= "development"
       @log = open_log
+      binds = parse_binds
+      acme = acme_renewer(binds)
       # A static directory or site config that is not there is the user's to fix: said now,
       # in one line, rather than by each worker that fails to boot over it.
       StaticFiles.new(@options).to_h
       check_pid_file
-      binds = parse_binds
       tls = TLSSetup.for(@options, binds, log: @log)
       warn_unused_certificate unless tls
       @binder = listen(binds)
@@ -65,7 +71,7 @@ module Up
       StateFile.write(@options[:state_path], StateFile.state(@options, Runner::TITLE)) if @options[:state_path]
       runner_class = @options[:workers] > 1 ? Cluster : Single
       @runner = runner_class.new(@options, log: @log, hooks: @hooks, binder: @binder, load_app: method(:app),
-                                 tls: tls)
+                                 tls: tls, acme: acme)
       if @runner.run == :stop
         @binder.close # removes the socket files; a restart keeps the sockets instead
         return 0
@@ -125,6 +131,31 @@ module Up
       Binder.new(binds).bind
     rescue Binder::Error => e
       raise StartError, "cannot listen on #{e.message}"
+    end
+
+    # --acme-domain: the --acme-dir ready (a placeholder certificate until the first one comes)
+    # and the Up::Acme::Renewer that the runner starts; nil without ACME. HTTP-01 when a plain
+    # TCP bind can answer it, else TLS-ALPN-01 on the HTTPS binds.
+    def acme_renewer(binds)
+      names = @options[:acme_domains]
+      return nil if names.empty?
+
+      raise StartError, "--acme-domain needs --acme-dir, where the account key and certificates are kept" unless @options[:acme_dir]
+      raise StartError, "--acme-domain needs an HTTPS bind: -s, or bind ssl://0.0.0.0:443" unless binds.any?(&:tls?)
+      if @options[:cert_file] || @options[:key_file]
+        raise StartError, "--acme-domain and -c/-k both name the certificate: give one of them"
+      end
+
+      Acme::Renewer.load_client!
+      store = Acme::Store.new(@options[:acme_dir])
+      if store.prepare!(names)
+        @log.call("ACME: serving a self-signed placeholder for #{names.join(", ")} until the first certificate " \
+                  "comes (#{store.cert_file})")
+      end
+      challenge = binds.any? { |b| !b.tls? && b.host } ? "http-01" : "tls-alpn-01"
+      Acme::Renewer.new(@options, store, challenge, log: @log)
+    rescue SystemCallError => e
+      raise StartError, "--acme-dir #{@options[:acme_dir]}: #{e.message}"
     end
 
     def warn_unused_certificate

@@ -29,9 +29,11 @@ module Up
     TITLE = "up_ruby"
 
     # tls: the Up::TLSSetup of the HTTPS binds, nil when none.
-    def initialize(options, log:, hooks:, binder:, load_app:, tls: nil)
+    # acme: the Up::Acme::Renewer of --acme-domain, nil when none; the runner runs it.
+    def initialize(options, log:, hooks:, binder:, load_app:, tls: nil, acme: nil)
       @options = options
       @tls = tls
+      @acme = acme
       @log = log
       @hooks = hooks
       @binder = binder
