@@ -31,6 +31,8 @@ require 'rack_compat/node_paths'
 require 'rack_compat/string_scanner'
 require 'rack_compat/pack'
 require 'rack_compat/json'
+# MRI's Marshal (rack-session's default cookie coder), in our own code (opal/marshal.rb).
+require 'marshal'
 
 # Rack methods that mutate strings or need runtime ERB, rewritten; each file requires the
 # Rack file it patches.
