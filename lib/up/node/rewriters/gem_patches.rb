@@ -1,0 +1,60 @@
+# frozen_string_literal: true
+
+module Up
+  module Node
+    module Rewriters
+      # Build-time patches of installed gems' own files: where a gem's text cannot work on
+      # Opal as it is, the smallest span is replaced as the file is compiled, its reason
+      # beside it. A patch names the gem, the file inside the gem and the exact text it
+      # replaces; when that text is not in the file exactly once (the gem changed), the
+      # build fails naming the gem, its version and the file, so the patch is redone from the
+      # new text instead of silently doing nothing. Up::Node::RubyProcessor applies them to
+      # every file it compiles; test/opal/test_gem_patches.rb checks each against the
+      # installed gems.
+      module GemPatches
+        Patch = Struct.new(:from, :to, :why, keyword_init: true)
+
+        class Error < StandardError; end
+
+        # gem name => file inside the gem => its patches, applied in order.
+        ALL = {
+          "rack-protection" => {
+            "lib/rack/protection/frame_options.rb" => [
+              Patch.new(
+                from: "unless frame_options.respond_to? :to_str",
+                to: "unless frame_options.respond_to?(:to_str) && !%w[deny sameorigin].include?(frame_options)",
+                why: "A Symbol is a String on Opal, so the default :sameorigin was sent as it is instead of " \
+                     "upcased; the two values the option documents are upcased as Strings too."
+              )
+            ]
+          }
+        }.freeze
+
+        # Where an installed gem's file lives: .../gems/<name>-<version>/<file>.
+        GEM_FILE = %r{/gems/(?<name>[^/]+?)-(?<version>\d[^/]*)/(?<file>.+)\z}
+
+        module_function
+
+        # source of the file at abs_path, with the patches for it applied.
+        def apply(abs_path, source)
+          m = GEM_FILE.match(abs_path.to_s) or return source
+          patches = ALL.dig(m[:name], m[:file]) or return source
+
+          patches.reduce(source) { |text, patch| apply_one(text, patch, m) }
+        end
+
+        # text with patch applied; raises Error unless patch.from is in it exactly once.
+        def apply_one(text, patch, where)
+          count = text.scan(patch.from).size
+          unless count == 1
+            raise Error, "#{where[:name]} #{where[:version]} #{where[:file]}: the text patched for Opal is found " \
+                         "#{count} times, not once (#{patch.from.inspect}); redo the patch in " \
+                         "lib/up/node/rewriters/gem_patches.rb for this version. Its reason: #{patch.why}"
+          end
+
+          text.sub(patch.from) { patch.to }
+        end
+      end
+    end
+  end
+end
