@@ -51,6 +51,30 @@ class TestAppCorpus < Minitest::Test
     end
   end
 
+  def test_roda_with_render_sessions_flash_and_json
+    serve("roda_todo")
+    visit("roda.session", [
+      ["GET", "/"],
+      ["POST", "/todos", FORM, "title=Write+tests"],
+      ["GET", "/"],
+      ["GET", "/"],
+      ["POST", "/todos", FORM, "title=%3Cscript%3E+%C3%BCber"],
+      ["POST", "/todos", FORM, "title="],
+      ["GET", "/todos"],
+      ["GET", "/todos/1"],
+      ["PATCH", "/todos/0"],
+      ["GET", "/todos/7"],
+      ["DELETE", "/todos/1"],
+      ["GET", "/todos"],
+      ["GET", "/robots.txt"],
+      ["GET", "/crash"],
+      ["GET", "/nowhere"],
+      ["POST", "/reset"],
+      ["GET", "/"]
+    ])
+    assert_session_opens_across("roda.session", ["POST", "/todos", FORM, "title=x"], ["GET", "/todos"]) { |body| body }
+  end
+
   private
 
   # Starts test/apps/<app>/config.ru on every runtime; @ports: runtime => port.
@@ -69,8 +93,9 @@ class TestAppCorpus < Minitest::Test
     steps.each do |step|
       RUNTIMES.each { |runtime| answers[runtime] << send_step(runtime, step) }
       expected = comparable(answers["up_ruby"].last, session)
-      RUNTIMES.drop(1).each do |runtime|
-        assert_equal expected, comparable(answers[runtime].last, session), "#{step[0]} #{step[1]} on #{runtime}"
+      differ = RUNTIMES.drop(1).reject { |runtime| comparable(answers[runtime].last, session) == expected }
+      differ.each do |runtime|
+        assert_equal expected, comparable(answers[runtime].last, session), "#{step[0]} #{step[1]} on #{differ.join(' and ')}"
       end
     end
     answers

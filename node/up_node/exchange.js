@@ -86,6 +86,16 @@ function hasHeader(headers, name, other = name) {
   return false;
 }
 
+// headers (a flattened list) without the fields named name (lowercase).
+function withoutField(headers, name) {
+  if (!hasHeader(headers, name)) return headers;
+  const kept = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i].toLowerCase() !== name) addHeader(kept, headers[i], headers[i + 1]);
+  }
+  return kept;
+}
+
 class Exchange {
   // body: the request body, one char per byte (latin1), '' for none. listener: the
   // { host, port } the connection came in on. server: the http.Server (its `stopping` flag).
@@ -252,6 +262,9 @@ class Exchange {
   // then decide. One that closes says 'connection: close' (Node's, or ours while stopping).
   writeHead(status, headers) {
     const res = this.res;
+    // RFC 9110 §8.6: no content-length in a 1xx or 204; nor in a 304, where the engine of
+    // up_ruby and `up` leaves it out too.
+    if (bodiless(status)) headers = withoutField(headers, 'content-length');
     if (this.server.stopping) {
       addHeader(headers, 'connection', 'close');
     } else if (res.shouldKeepAlive && this.req.httpVersionMinor === 1 && !hasHeader(headers, 'connection')) {
