@@ -43,8 +43,8 @@ end)
 # A fallback required in a rescue clause runs only when the first require failed.
 p(begin
   require "set"
-  :first
+  "first"
 rescue LoadError
   require "up_missing_fallback"
-  :fallback
+  "fallback"
 end)
