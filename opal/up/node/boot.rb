@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "rack"
 require "rack/builder"
 require "up/node/handler"
 require "up/node/input"

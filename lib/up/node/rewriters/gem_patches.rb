@@ -18,6 +18,17 @@ module Up
 
         # gem name => file inside the gem => its patches, applied in order.
         ALL = {
+          "sinatra" => {
+            "lib/sinatra/base.rb" => [
+              Patch.new(
+                from: "      when Symbol\n        template_cache.fetch engine, data, options, views do",
+                to: "      when ->(name) { Symbol === name && (settings.templates.key?(name) || name.match?(%r{\\A[\\w/.-]+\\z})) }\n" \
+                    "        template_cache.fetch engine, data, options, views do",
+                why: "A Symbol is a String on Opal, so every String template (`erb \"<h1>...\"`) was looked up as " \
+                     "a view's name; it is a name when it is a template the app registered or reads like a file name."
+              )
+            ]
+          },
           "rack-protection" => {
             "lib/rack/protection/frame_options.rb" => [
               Patch.new(
