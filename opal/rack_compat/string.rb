@@ -74,3 +74,30 @@ class String
   alias slice []
   alias byteslice []
 end
+
+# String#scrub: a JS string cannot hold an invalid UTF-8 sequence (bytes are decoded with
+# U+FFFD where they are made), so text is already scrubbed; bytes are not text to scrub.
+# Opal has no scrub, and Rack's multipart parser scrubs each file name.
+class String
+  def scrub(_replacement = nil)
+    self
+  end
+end
+
+# sub and gsub of bytes give bytes, as on MRI: Opal's return a primitive JS string, which
+# reads the bytes above 0x7f as characters (Rack's multipart parser cuts each part's body
+# from the boundary with sub). Text keeps Opal's path.
+class String
+  alias __opal_sub sub
+  alias __opal_gsub gsub
+
+  def sub(*args, &block)
+    result = __opal_sub(*args, &block)
+    `typeof self === 'string'` || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
+  end
+
+  def gsub(*args, &block)
+    result = __opal_gsub(*args, &block)
+    `typeof self === 'string'` || result.is_a?(Enumerator) || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
+  end
+end

@@ -29,6 +29,48 @@ module Up
               )
             ]
           },
+          "rack" => {
+            "lib/rack/lint.rb" => [
+              Patch.new(
+                from: "unless value.b !~ /[\\x80-\\xff]/n",
+                to: "if value.bytes.any? { |byte| byte > 0x7f }",
+                why: "JavaScript regexps have no byte mode: Opal rejects /[\\x80-\\xff]/n, and since `require " \
+                     "'rack'` autoloads Rack::Lint, that one line stopped the build of every Rack app."
+              ),
+              Patch.new(
+                from: "if key =~ /[\\(\\),\\/:;<=>\\?@\\[\\\\\\]{}[:cntrl:]]/",
+                to: "if key =~ /[\\(\\),\\/:;<=>\\?@\\[\\\\\\]{}\\x00-\\x1f\\x7f]/",
+                why: "JavaScript regexps have no [:cntrl:] class; the control characters are spelled out."
+              )
+            ],
+            "lib/rack/multipart/parser.rb" => [
+              Patch.new(
+                from: "          head = @sbuf[1]\n",
+                to: "          head = RackCompat::Bytes.text(@sbuf[1])\n",
+                why: "The part's head is read as text when its bytes are UTF-8: on Opal the pieces a regexp cuts " \
+                     "from bytes are text, which read each byte above 0x7f as a character (a file name résumé.bin " \
+                     "came out as rÃ©sumÃ©.bin)."
+              ),
+              Patch.new(
+                from: "            tag_multipart_encoding(part.filename, part.content_type, part.name, data)\n" \
+                      "            name, data = handle_dummy_encoding(part.name, data)\n",
+                to: "            name, data = tag_multipart_encoding(part.filename, part.content_type, part.name, data)\n" \
+                    "            name, data = handle_dummy_encoding(name, data)\n",
+                why: "tag_multipart_encoding changes the name and data in place with force_encoding; an Opal " \
+                     "String cannot change, so it returns them and the caller takes them."
+              ),
+              Patch.new(
+                from: "        return if filename\n",
+                to: "        return name, body if filename\n",
+                why: "(the same) tag_multipart_encoding returns the name and data it was given."
+              ),
+              Patch.new(
+                from: "        name.force_encoding(encoding)\n        body.force_encoding(encoding)\n      end\n",
+                to: "        return name.force_encoding(encoding), body.force_encoding(encoding)\n      end\n",
+                why: "(the same) tag_multipart_encoding returns the name and data in their encoding."
+              )
+            ]
+          },
           "rack-protection" => {
             "lib/rack/protection/frame_options.rb" => [
               Patch.new(
