@@ -126,6 +126,21 @@ class TestAppCorpus < Minitest::Test
     ])
   end
 
+  def test_rack_streaming_bodies_early_hints_and_the_env
+    serve("rack_streaming")
+    answers = visit("none", [
+      ["GET", "/each"],
+      ["GET", "/callable"],
+      ["GET", "/hints"],
+      ["GET", "/server"],
+      ["GET", "/server"],
+      ["GET", "/empty"],
+      ["GET", "/other"]
+    ])
+    assert_equal [103, ["</style.css>; rel=preload; as=style", "</app.js>; rel=preload; as=script"]],
+                 answers["up_ruby"][2].interim.first.then { |res| [res.status, res.headers["link"]] }
+  end
+
   private
 
   # Starts test/apps/<app>/config.ru on every runtime; @ports: runtime => port.
@@ -158,8 +173,16 @@ class TestAppCorpus < Minitest::Test
     headers["Cookie"] = jar.map { |name, value| "#{name}=#{value}" }.join("; ") unless jar.empty?
     headers["Content-Length"] = body.to_s.bytesize.to_s unless method == "GET" || method == "HEAD"
     lines = headers.map { |name, value| "#{name}: #{value}\r\n" }.join
-    res = raw_request("#{method} #{path} HTTP/1.1\r\nHost: localhost\r\n#{lines}Connection: close\r\n\r\n#{body}",
-                      port: @ports.fetch(runtime), head: method == "HEAD")
+    sock = connect(@ports.fetch(runtime))
+    sock.write("#{method} #{path} HTTP/1.1\r\nHost: localhost\r\n#{lines}Connection: close\r\n\r\n#{body}")
+    # 1xx responses (103 Early Hints) come first, then the response.
+    interim = []
+    res = read_response(sock, head: method == "HEAD")
+    while res.status < 200
+      interim << res
+      res = read_response(sock, head: method == "HEAD")
+    end
+    res = Answer.new(res, interim)
     res.headers.fetch("set-cookie", []).each do |cookie|
       name, value = cookie[/\A[^;]*/].split("=", 2)
       cookie.match?(/max-age=0|expires=Thu, 01 Jan 1970/i) ? jar.delete(name) : jar[name] = value
@@ -167,7 +190,14 @@ class TestAppCorpus < Minitest::Test
     res
   end
 
-  # Status, headers but RUNTIME_HEADERS (the session cookie's value left out) and body.
+  # A response and the 1xx responses that came before it.
+  Answer = Struct.new(:response, :interim) do
+    %i[status reason headers body].each { |name| define_method(name) { response.public_send(name) } }
+    def [](name) = response[name]
+  end
+
+  # Status, headers but RUNTIME_HEADERS (the session cookie's value left out), body, and the
+  # 1xx responses before it.
   def comparable(res, session)
     headers = res.headers.reject { |name, _| RUNTIME_HEADERS.include?(name) }.sort.to_h
     headers["set-cookie"] = headers["set-cookie"]&.map { |c| c.sub(/\A#{Regexp.escape(session)}=[^;]*/, "#{session}=VALUE") }
@@ -181,7 +211,8 @@ class TestAppCorpus < Minitest::Test
       body = development_error_page(body)
       headers.delete("content-length")
     end
-    { "status" => [res.status, res.reason], "headers" => headers, "body" => body }
+    interim = res.interim.map { |one| [one.status, one.headers.reject { |name, _| RUNTIME_HEADERS.include?(name) }.sort.to_h] }
+    { "status" => [res.status, res.reason], "headers" => headers, "body" => body, "interim" => interim }
   end
 
   # A development error page (Sinatra's show_exceptions) without what is each runtime's

@@ -208,15 +208,16 @@ class Exchange {
     sendFile(this, status, flatten(hash), plain(path), false, done);
   }
 
-  // rack.early_hints: a Ruby lambda that sends a 103 with the headers of the Hash it is
-  // given, an Array value as one line per item, as up_ruby does. Node's writeEarlyHints
-  // would join an Array into one line and send nothing without a link, so the head is made
-  // here and goes out through _writeRaw, as writeEarlyHints sends its own: that queues it
-  // behind the responses to requests pipelined before this one. HTTP/1.0 knows no 1xx, and a
-  // response already begun takes none. A bad name or value raises ArgumentError in the app.
-  earlyHintsProc() {
+  // rack.early_hints: an Up::EarlyHints (opal/up/early_hints.rb, the class of up_ruby's)
+  // that sends a 103 with the headers of the Hash it is given, an Array value as one line
+  // per item, as up_ruby does. Node's writeEarlyHints would join an Array into one line and
+  // send nothing without a link, so the head is made here and goes out through _writeRaw,
+  // as writeEarlyHints sends its own: that queues it behind the responses to requests
+  // pipelined before this one. HTTP/1.0 knows no 1xx, and a response already begun takes
+  // none. A bad name or value raises ArgumentError in the app.
+  earlyHints() {
     const Opal = globalThis.Opal;
-    return Opal.lambda((headers) => {
+    return Opal.Up.EarlyHints.$new((headers) => {
       const res = this.res;
       if (this.req.httpVersionMinor === 0 || res.headersSent || res.writableEnded) return Opal.nil;
       let head = 'HTTP/1.1 103 Early Hints\r\n';

@@ -101,3 +101,42 @@ class String
     `typeof self === 'string'` || result.is_a?(Enumerator) || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
   end
 end
+
+# chomp, delete_prefix and delete_suffix with a String of bytes as the argument (a literal
+# of a file in `encoding: binary`, as Rack::Utils is) compared it to a JS string with ===,
+# which a String object never equals, and changed nothing: Rack's Forwarded parsing found
+# no parameter. The argument is compared by its characters.
+class String
+  alias __opal_chomp chomp
+  alias __opal_delete_prefix delete_prefix
+  alias __opal_delete_suffix delete_suffix
+
+  def chomp(*args)
+    __opal_chomp(*args.map { |arg| `typeof arg === 'object' && arg !== nil && arg.$$is_string ? arg.toString() : arg` })
+  end
+
+  def delete_prefix(prefix)
+    __opal_delete_prefix(`typeof prefix === 'object' && prefix.$$is_string ? prefix.toString() : prefix`)
+  end
+
+  def delete_suffix(suffix)
+    __opal_delete_suffix(`typeof suffix === 'object' && suffix.$$is_string ? suffix.toString() : suffix`)
+  end
+end
+
+# Array#join of Strings where one is bytes gives bytes, as MRI's does for binary parts with
+# ASCII text: Opal's joins JS strings, reading bytes above 0x7f as characters
+# (Rack::Multipart::Generator joins the parts of a request body, file bytes among them).
+class Array
+  alias __opal_join join
+
+  def join(separator = nil)
+    bytes = `self.some(function(part) { return part != null && part.$$is_string && typeof part === 'object' && part.internal_encoding != null && part.internal_encoding.name === 'ASCII-8BIT'; })`
+    return __opal_join(separator) unless bytes
+
+    separator = $, if separator.nil?
+    parts = flatten.map(&:to_s)
+    parts = parts.flat_map { |part| [separator.to_s, part] }.drop(1) if separator && !separator.to_s.empty?
+    RackCompat::Bytes.join(parts)
+  end
+end

@@ -2,6 +2,7 @@
 
 require "rack"
 require "rack/builder"
+require "up/early_hints"
 require "up/node/handler"
 require "up/node/input"
 require "up/node/fast_inspect"

@@ -43,6 +43,15 @@ module Up
                 why: "JavaScript regexps have no [:cntrl:] class; the control characters are spelled out."
               )
             ],
+            "lib/rack/common_logger.rb" => [
+              Patch.new(
+                from: "      msg.gsub!(/[^[:print:]]/) { |c| sprintf(\"\\\\x%x\", c.ord) }\n      msg[-1] = \"\\n\"\n",
+                to: "      msg = msg.gsub(/[\\u0000-\\u001f\\u007f-\\u009f]/) { |c| sprintf(\"\\\\x%x\", c.ord) }\n" \
+                    "      msg = \"\#{msg[0..-2]}\\n\"\n",
+                why: "JavaScript regexps have no [:print:] (the control characters are spelled out), and an Opal " \
+                     "String has no []=: the line's last character is replaced by building the line again."
+              )
+            ],
             "lib/rack/multipart/parser.rb" => [
               Patch.new(
                 from: "          head = @sbuf[1]\n",
@@ -68,6 +77,18 @@ module Up
                 from: "        name.force_encoding(encoding)\n        body.force_encoding(encoding)\n      end\n",
                 to: "        return name.force_encoding(encoding), body.force_encoding(encoding)\n      end\n",
                 why: "(the same) tag_multipart_encoding returns the name and data in their encoding."
+              )
+            ]
+          },
+          "roda" => {
+            "lib/roda.rb" => [
+              Patch.new(
+                from: "          if meth.is_a?(String)\n",
+                to: "          if meth.is_a?(String) && !meth.start_with?('_roda_') && !method_defined?(meth)\n",
+                why: "define_roda_method tells a Symbol name (defined as given) from a String (a stem made " \
+                     "unique) by its class, and a Symbol is a String on Opal: every route block went to a fresh " \
+                     "name and the app answered 404. Roda's own names start with _roda_, and a name the class " \
+                     "already has is one a plugin defines again."
               )
             ]
           },
