@@ -37,3 +37,5 @@ require 'marshal'
 
 # Rack parsing of query strings and cookies, reading bytes that form UTF-8 as text.
 require 'rack_compat/byte_input'
+# The access log's time, once a second (Rack::CommonLogger's, patched at build time).
+require 'rack_compat/log_time'

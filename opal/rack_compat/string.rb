@@ -86,19 +86,33 @@ end
 
 # sub and gsub of bytes give bytes, as on MRI: Opal's return a primitive JS string, which
 # reads the bytes above 0x7f as characters (Rack's multipart parser cuts each part's body
-# from the boundary with sub). Text keeps Opal's path.
+# from the boundary with sub). Text keeps Opal's path, at the cost of one test: these run
+# for every route Sinatra matches, so they call Opal's methods directly.
 class String
   alias __opal_sub sub
   alias __opal_gsub gsub
 
-  def sub(*args, &block)
-    result = __opal_sub(*args, &block)
-    `typeof self === 'string'` || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
+  def sub(pattern, replacement = nil, &block)
+    %x{
+      var plain = self.$__opal_sub;
+      plain.$$p = block === nil ? null : block;
+      var result = arguments.length > 1 ? plain.call(self, pattern, replacement) : plain.call(self, pattern);
+      return #{__up_bytes_like(`result`)};
+    }
   end
 
-  def gsub(*args, &block)
-    result = __opal_gsub(*args, &block)
-    `typeof self === 'string'` || result.is_a?(Enumerator) || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
+  def gsub(pattern, replacement = nil, &block)
+    %x{
+      var plain = self.$__opal_gsub;
+      plain.$$p = block === nil ? null : block;
+      var result = arguments.length > 1 ? plain.call(self, pattern, replacement) : plain.call(self, pattern);
+      return #{__up_bytes_like(`result`)};
+    }
+  end
+
+  # result, marked as bytes when self is bytes and result is a String.
+  def __up_bytes_like(result)
+    `typeof self === 'string' || result == null || !result.$$is_string` || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
   end
 end
 
@@ -111,8 +125,11 @@ class String
   alias __opal_delete_prefix delete_prefix
   alias __opal_delete_suffix delete_suffix
 
-  def chomp(*args)
-    __opal_chomp(*args.map { |arg| `typeof arg === 'object' && arg !== nil && arg.$$is_string ? arg.toString() : arg` })
+  def chomp(separator = nil)
+    %x{
+      if (arguments.length === 0) return self.$__opal_chomp();
+      return self.$__opal_chomp(typeof separator === 'object' && separator !== nil && separator.$$is_string ? separator.toString() : separator);
+    }
   end
 
   def delete_prefix(prefix)
@@ -131,9 +148,17 @@ class Array
   alias __opal_join join
 
   def join(separator = nil)
-    bytes = `self.some(function(part) { return part != null && part.$$is_string && typeof part === 'object' && part.internal_encoding != null && part.internal_encoding.name === 'ASCII-8BIT'; })`
-    return __opal_join(separator) unless bytes
+    %x{
+      for (var i = 0; i < self.length; i++) {
+        var part = self[i];
+        if (part != null && typeof part === 'object' && part.$$is_string && part.internal_encoding != null &&
+            part.internal_encoding.name === 'ASCII-8BIT') return #{__up_join_bytes(separator)};
+      }
+      return self.$__opal_join(separator);
+    }
+  end
 
+  def __up_join_bytes(separator)
     separator = $, if separator.nil?
     parts = flatten.map(&:to_s)
     parts = parts.flat_map { |part| [separator.to_s, part] }.drop(1) if separator && !separator.to_s.empty?
