@@ -72,7 +72,7 @@ class EnvBuilder {
     env.set('REMOTE_ADDR', exchange.remoteAddr);
     const body = exchange.body;
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
-    env.set('rack.early_hints', exchange.earlyHints());
+    env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
     // reference/websocket-pubsub.md: on every request, :websocket, :sse (Symbols are Strings
     // in Opal) or nil, as the engine found (exchange.js).

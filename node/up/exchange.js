@@ -222,7 +222,7 @@ class Exchange {
   // rack.early_hints: an Up::EarlyHints (opal/up/early_hints.rb, the class of up_ruby's)
   // sending a 103 with the Hash's fields, an Array value as one line per item. HTTP/1.0
   // knows no 1xx, and a response already begun takes none.
-  earlyHints() {
+  earlyHintsProc() {
     const Opal = globalThis.Opal;
     return Opal.Up.EarlyHints.$new((headers) => {
       if (this.minor === 0 || this.headSent || this.done) return Opal.nil;

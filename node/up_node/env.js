@@ -71,7 +71,7 @@ class EnvBuilder {
     env.set('REMOTE_ADDR', req.socket.remoteAddress || '');
     const body = exchange.body;
     env.set('rack.input', body === '' ? this.emptyInput : this.Input.$new(body));
-    env.set('rack.early_hints', exchange.earlyHints());
+    env.set('rack.early_hints', exchange.earlyHintsProc());
     env.set('rack.response_finished', []);
     // reference/websocket-pubsub.md: on every request; :websocket, :sse (a Symbol is a String
     // in Opal) or nil, as upgrade.js found.

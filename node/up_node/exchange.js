@@ -215,7 +215,7 @@ class Exchange {
   // as writeEarlyHints sends its own: that queues it behind the responses to requests
   // pipelined before this one. HTTP/1.0 knows no 1xx, and a response already begun takes
   // none. A bad name or value raises ArgumentError in the app.
-  earlyHints() {
+  earlyHintsProc() {
     const Opal = globalThis.Opal;
     return Opal.Up.EarlyHints.$new((headers) => {
       const res = this.res;
