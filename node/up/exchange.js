@@ -219,11 +219,12 @@ class Exchange {
     this.over();
   }
 
-  // rack.early_hints: a Ruby lambda sending a 103 with the Hash's fields, an Array value as
-  // one line per item. HTTP/1.0 knows no 1xx, and a response already begun takes none.
+  // rack.early_hints: an Up::EarlyHints (opal/up/early_hints.rb, the class of up_ruby's)
+  // sending a 103 with the Hash's fields, an Array value as one line per item. HTTP/1.0
+  // knows no 1xx, and a response already begun takes none.
   earlyHintsProc() {
     const Opal = globalThis.Opal;
-    return Opal.lambda((headers) => {
+    return Opal.Up.EarlyHints.$new((headers) => {
       if (this.minor === 0 || this.headSent || this.done) return Opal.nil;
       const flat = [];
       for (const [name, value] of headers) {

@@ -109,9 +109,9 @@ module Up
 
       # The compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
       #
-      # An app on Roda or Tilt is compiled twice: the first compile shows which Roda plugins
+      # An app on Roda or Tilt is compiled more than once: a compile shows which Roda plugins
       # (Up::Node::RodaPlugins) and Tilt engines (Up::Node::TiltTemplates) it can load, which
-      # both require by a name made at run time; the second puts them in the bundle as files
+      # both require by a name made at run time; the next puts them in the bundle as files
       # those requires find.
       def compile
         require_relative "opal_builder"
@@ -123,9 +123,18 @@ module Up
         # when the gem is not among the app's.
         @paths = OpalBuilder.load_path([OpalBuilder::LIB_DIR, *@load_paths, File.dirname(@rackup)])
         builder = compile_app
-        files = builder.processed.map(&:abs_path).compact
-        loadable = RodaPlugins.new(@paths).requires(files) + quietly { TiltTemplates.new(@paths).requires(files, builder) }
-        loadable.empty? ? builder : compile_app(loadable)
+        loadable = []
+        # A Roda plugin found by one compile may bring Tilt (render), whose engines the next
+        # compile finds: compiled again until nothing new is found.
+        loop do
+          files = builder.processed.map(&:abs_path).compact
+          found = RodaPlugins.new(@paths).requires(files) | quietly { TiltTemplates.new(@paths).requires(files, builder) }
+          break if (found - loadable).empty?
+
+          loadable |= found
+          builder = compile_app(loadable)
+        end
+        builder
       rescue Opal::Builder::MissingRequire => e
         requirer = e.message[/A file required by "(.*?)" wasn't found/, 1]&.then { |f| resolve(f) }
         missing = e.message[/can't find file: "(.*?)" in:/, 1]
