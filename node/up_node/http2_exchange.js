@@ -114,7 +114,7 @@ class Http2Exchange extends Exchange {
   // a HEADERS frame on the stream (RFC 9113 §8.1), sent before the response's.
   earlyHintsProc() {
     const Opal = globalThis.Opal;
-    return Opal.lambda((headers) => {
+    return Opal.Up.EarlyHints.$new((headers) => {
       const res = this.res;
       if (res.headersSent || res.writableEnded || res.stream.destroyed) return Opal.nil;
       const hints = { ':status': 103 };

@@ -19,6 +19,7 @@ run lambda { |env|
   case env["PATH_INFO"]
   when "/env"
     plain = env.select { |_key, value| value.is_a?(String) || value == true || value == false }
+    plain["rack.early_hints"] = env["rack.early_hints"].class.name
     [200, { "content-type" => "application/json" }, [JSON.generate(plain)]]
   when "/echo"
     all = env["rack.input"].read
