@@ -68,6 +68,18 @@ class TestUpNodeBundle < Minitest::Test
     warn format("\nup_node #{HELLO}: cold start %.2f s, warm start %.2f s (command to listening line)", cold, warm)
   end
 
+  # From a checkout without Bundler, the opal gem is not activated yet when a start asks
+  # whether its bundle is fresh: the next start must still find it fresh and reuse it.
+  def test_a_start_without_bundler_reuses_the_compiled_bundle
+    without_bundler = ENV.keys.grep(/\A(BUNDLE|BUNDLER)_|\ARUBY(OPT|LIB)\z/).to_h { |key| [key, nil] }
+    app_dir do |cache|
+      _, first = timed_start(HELLO, cache: cache, env: without_bundler)
+      _, second = timed_start(HELLO, cache: cache, env: without_bundler)
+      assert_match(/compiled #{HELLO} in/, first)
+      assert_match(/reused the compiled #{HELLO} in/, second, "the second start built the app again")
+    end
+  end
+
   # A build is said before it starts (it can take half a minute) and timed when it ends; a
   # taken port is said before any build, in one line.
   def test_a_build_is_announced_and_timed_and_a_taken_port_is_said_first
