@@ -101,7 +101,8 @@ module Up
       Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url"),
       Setting.new(:metrics_url,       :bind,    nil,               nil, nil,        "--metrics-url"),
       Setting.new(:stop_delay,        :seconds_or_never, 0,        nil, nil,        "--stop-delay"),
-      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss")
+      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss"),
+      Setting.new(:refork_after,      :counts,  [].freeze,         1,   nil,        "--refork-after")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -166,6 +167,7 @@ module Up
       when :mounts then mounts(setting, value)
       when :addresses then addresses(setting, value)
       when :tls_hosts then tls_hosts(setting, value)
+      when :counts then counts(setting, value)
       end
     end
 
@@ -186,6 +188,15 @@ module Up
         string(setting, host[:ca_file])
         host.dup.freeze
       end.freeze
+    end
+
+    # "1000" or "1000,10000" (a String, as the CLI and rackup's -O give it), an Integer or a
+    # list of them; each within the setting's range, in increasing order.
+    def counts(setting, value)
+      list = value.is_a?(String) ? value.split(",") : Array(value)
+      list = list.map { |n| integer(setting, n.is_a?(String) ? n.strip : n) }
+      fail!(setting, "must be in increasing order, not #{list.join(",")}") unless list.each_cons(2).all? { |a, b| a < b }
+      list.freeze
     end
 
     def integer(setting, value)
