@@ -94,7 +94,10 @@ class TestOptions < Minitest::Test
     ["a stop delay from rackup",                  :stop_delay,        "5",              5.0],
     ["no stop delay",                             :stop_delay,        0,                0.0],
     ["a worker memory limit in MB",               :worker_max_rss,    "512",            512],
-    ["no worker memory limit",                    :worker_max_rss,    0,                0]
+    ["no worker memory limit",                    :worker_max_rss,    0,                0],
+    ["one refork threshold",                      :refork_after,      "1000",           [1000]],
+    ["refork thresholds from the command line",   :refork_after,      "100, 1000",      [100, 1000]],
+    ["refork thresholds from the config file",    :refork_after,      [100, 1000],      [100, 1000]]
   ].freeze
 
   REJECTED = [
@@ -180,7 +183,9 @@ class TestOptions < Minitest::Test
     ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"],
     ["a metrics URL without a scheme",            :metrics_url,       "127.0.0.1:9394", '--metrics-url must be tcp://HOST:PORT or unix://PATH, not "127.0.0.1:9394"'],
     ["a negative stop delay",                     :stop_delay,        "-1",             "--stop-delay must be between 0 (never) and 86400 seconds"],
-    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"']
+    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"'],
+    ["refork thresholds out of order",            :refork_after,      "1000,100",       "--refork-after must be in increasing order, not 1000,100"],
+    ["a refork threshold of zero",                :refork_after,      0,                "--refork-after must be at least 1"]
   ].freeze
 
   def self.test_name(prefix, what)

@@ -98,6 +98,37 @@ class TestRefork < Minitest::Test
     [second, *gen1, *gen2].each { |pid| refute alive?(pid), "pid #{pid} outlived the master" }
   end
 
+  # From a config file: the directive, and the hooks around a refork (before_refork in the
+  # template, then after_worker_fork in the master and before_worker_boot in each new worker).
+  def test_the_config_file_directive_and_the_hooks_around_a_refork
+    events = File.join(@dir, "events")
+    config = File.join(@dir, "up.rb")
+    File.write(config, <<~RUBY)
+      refork_after 50
+      before_refork { |i| File.write(#{events.inspect}, "before_refork \#{i} \#{Process.pid}\n", mode: "a") }
+      after_worker_fork { |i| File.write(#{events.inspect}, "after_worker_fork \#{i} \#{Process.pid}\n", mode: "a") }
+      before_worker_boot { |i| File.write(#{events.inspect}, "before_worker_boot \#{i} \#{Process.pid}\n", mode: "a") }
+    RUBY
+    server = start_up("-w", "2", "-t", "2", "-C", config, *FAST_BEATS)
+    booted(server, 2)
+    load = LoadGenerator.new(server.port)
+    index, template = reforked(server)
+    fresh = workers_after(server, "phased restart done: 2 workers on phase 1")
+    load.stop
+    lines = File.readlines(events, chomp: true)
+    refork_at = lines.index("before_refork #{index} #{template}")
+    refute_nil refork_at, lines.join("\n")
+    fresh.each do |pid|
+      i = server.output[/worker (\d+) booted \(pid #{pid}\)/, 1]
+      booted_at = lines.index("before_worker_boot #{i} #{pid}")
+      refute_nil booted_at, "no before_worker_boot in #{pid}"
+      assert_operator refork_at, :<, booted_at
+    end
+    assert_equal 4, lines.count { |l| l.start_with?("after_worker_fork") && l.end_with?(" #{server.pid}") }
+    server.signal(:TERM)
+    assert server.wait.success?
+  end
+
   def test_thresholds_must_be_positive_and_increasing
     ["0", "100,50", "ten"].each do |value|
       out, status = Timeout.timeout(20) do

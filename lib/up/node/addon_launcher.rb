@@ -35,7 +35,8 @@ module Up
       # --control-url (node/up_node/control_server.js), --access-log (ext/up/node/served.c) and
       # --redis-url work on `up`; up_node still refuses the first two. Neither has the
       # production settings of up_ruby yet (docs/production.md).
-      UNSUPPORTED = { metrics_url: "--metrics-url", stop_delay: "--stop-delay", worker_max_rss: "--worker-max-rss" }.freeze
+      UNSUPPORTED = { metrics_url: "--metrics-url", stop_delay: "--stop-delay", worker_max_rss: "--worker-max-rss",
+                      refork_after: "--refork-after" }.freeze
 
       def initialize(options, hooks: nil)
         super

@@ -28,7 +28,7 @@ module Up
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would. A subclass names its own.
       UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log",
-                      worker_max_rss: "--worker-max-rss" }.freeze
+                      worker_max_rss: "--worker-max-rss", refork_after: "--refork-after" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
       # Node, so a config file that sets any is refused.
@@ -69,8 +69,8 @@ module Up
 
       def check_supported
         self.class::UNSUPPORTED.each do |key, flag|
-          # 0 is the default of the numbers: nothing asked.
-          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key] && @options[key] != 0
+          # 0 and [] are the defaults of the numbers and lists: nothing asked.
+          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" unless [nil, 0, []].include?(@options[key])
         end
         raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?
       end
