@@ -129,6 +129,28 @@ class TestRefork < Minitest::Test
     assert server.wait.success?
   end
 
+  # logrotate after a refork: HUP reaches the template too, so a worker it forks later logs
+  # to the new file, not the renamed one.
+  def test_a_worker_forked_after_a_log_rotation_writes_to_the_new_log
+    log = File.join(@dir, "up.log")
+    server = start_up("-w", "2", "-t", "2", "--refork-after", "50", "-l", log, *FAST_BEATS, wait: false)
+    port = wait_for_file(log, %r{listening on http://127\.0\.0\.1:(\d+)})[1].to_i
+    wait_for_file(log, /worker 1 booted/)
+    load = LoadGenerator.new(port)
+    wait_for_file(log, /phased restart done: 2 workers on phase 1/)
+    load.stop
+    template = File.read(log)[/refork: worker \d+ \(pid (\d+)\)/, 1]
+    File.rename(log, "#{log}.1")
+    server.signal(:HUP)
+    wait_for_file(log, /HUP: reopened/)
+    server.signal(:TTIN)
+    pid = wait_for_file(log, /worker 2 booted \(pid (\d+)\)/)[1].to_i
+    assert_equal template.to_i, origins(port, [pid]).fetch(pid)
+    refute_match(/worker 2 booted/, File.read("#{log}.1"))
+    server.signal(:TERM)
+    assert server.wait.success?
+  end
+
   def test_thresholds_must_be_positive_and_increasing
     ["0", "100,50", "ten"].each do |value|
       out, status = Timeout.timeout(20) do

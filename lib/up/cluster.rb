@@ -400,7 +400,10 @@ module Up
 
     def reopen_logs(signal)
       reopen_log(signal)
-      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log] || @tls
+      return unless @log.path || @options[:access_log] || @tls
+
+      @handles.each { |h| h.signal(:HUP) }
+      @refork&.forward(:HUP)
     end
 
     def hot_restart(signal)

@@ -17,7 +17,9 @@ module Up
     #
     # It forks twice, and the middle process exits at once: the worker, orphaned, becomes the
     # child of the master (a subreaper, Up::Cluster::Subreaper), which waits for it and signals
-    # it as any other. TERM, INT or QUIT, or EOF on the check pipe (the master is gone), end it.
+    # it as any other. TERM, INT or QUIT, or EOF on the check pipe (the master is gone), end it;
+    # HUP (the master forwards it) reopens the log and loads the certificates again, so that
+    # the workers it forks next start with the new ones.
     # It owns the order socket and its signal pipe; the block it is given makes a worker.
     class Mold
       MAX_ORDER = 4096
@@ -25,8 +27,9 @@ module Up
       # orders: its end of the order socket. signals: its Up::SignalPipe, trapping the stops.
       # check: the read end of the master's check pipe. sibling: called in the new process with
       # (index:, phase:, title:, pipe:, pubsub_link:, orders:), returns the Worker to run.
-      def initialize(index:, orders:, signals:, check:, log:, hooks:, &sibling)
+      def initialize(index:, orders:, signals:, check:, log:, hooks:, tls: nil, &sibling)
         @index = index
+        @tls = tls
         @orders = orders
         @signals = signals
         @check = check
@@ -56,7 +59,7 @@ module Up
       def serve_orders
         loop do
           ready, = IO.select([@orders, @signals.reader, @check])
-          return if ready.include?(@signals.reader) && @signals.take.intersect?(SignalPipe::STOPS)
+          return if ready.include?(@signals.reader) && on_signals(@signals.take)
           return if ready.include?(@check) && @check.read_nonblock(1, exception: false).nil?
           next unless ready.include?(@orders)
 
@@ -66,6 +69,17 @@ module Up
 
           @orders.sendmsg(take(data, rights ? rights.unix_rights : []))
         end
+      end
+
+      # True for a stop.
+      def on_signals(names)
+        return true if names.intersect?(SignalPipe::STOPS)
+
+        if names.include?("HUP")
+          @log.reopen
+          @tls&.reload(nil, "template")
+        end
+        false
       end
 
       # The reply to one order; the IOs that came with it are closed here once the worker

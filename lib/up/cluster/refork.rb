@@ -125,6 +125,13 @@ module Up
         nil
       end
 
+      # HUP: the template reopens the log and loads the certificates again.
+      def forward(signal)
+        Process.kill(signal, template_pid) if @template
+      rescue Errno::ESRCH
+        nil
+      end
+
       # The master waited for pid: whatever it was to us is over.
       def reaped(pid)
         @orders.delete(pid)&.close

@@ -156,7 +156,8 @@ module Up
         @server = nil
         PubSub.cluster_link&.close
         PubSub.cluster_link = nil
-        Mold.new(index: @index, orders: @orders, signals: @signals, check: @check, log: @log, hooks: @hooks) do |**worker|
+        Mold.new(index: @index, orders: @orders, signals: @signals, check: @check, log: @log, hooks: @hooks,
+                 tls: @tls) do |**worker|
           sibling(**worker)
         end.run(@promotion)
       end
