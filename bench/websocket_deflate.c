@@ -1,4 +1,4 @@
-/* Throughput and memory of permessage-deflate (ext/up/engine/websocket_deflate.c), on its own:
+/* Throughput and memory of permessage-deflate (ext/up/engine/websocket/websocket_deflate.c), on its own:
  * no sockets, one thread. Messages are JSON like a chat or a feed sends: 512-byte objects that
  * differ in their values, and 64 KiB arrays of them.
  *
@@ -10,8 +10,8 @@
  * mallinfo2() over 1,000 connections. From the repository's root:
  *
  *   cc -O2 -std=gnu11 -Iext/up/engine -o /tmp/websocket_deflate_bench \
- *      bench/websocket_deflate.c ext/up/engine/websocket_deflate.c \
- *      ext/up/engine/buffer.c ext/up/engine/memory.c -lz -lpthread
+ *      bench/websocket_deflate.c ext/up/engine/websocket/websocket_deflate.c \
+ *      ext/up/engine/base/buffer.c ext/up/engine/base/memory.c -lz -lpthread
  *   /tmp/websocket_deflate_bench
  */
 
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
-#include "websocket_deflate.h"
+#include "websocket/websocket_deflate.h"
 
 #define VARIANTS 256
 #define RUNS 5

@@ -1,4 +1,4 @@
-/* libFuzzer target for the chunked decoder (ext/up/engine/chunked.c).
+/* libFuzzer target for the chunked decoder (ext/up/engine/http1/chunked.c).
  *
  * Each input is decoded in one call, then in pieces the way the connection calls it: each
  * piece in its own exactly-sized block; after INCOMPLETE the decoded bytes are kept elsewhere
@@ -7,7 +7,7 @@
  * input runs with and without a body limit, and the two must agree up to the limit. */
 
 #include <sys/types.h>
-#include "chunked.h"
+#include "http1/chunked.h"
 #include "fuzz.h"
 
 #define MAX_BODY 1000

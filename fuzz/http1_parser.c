@@ -1,4 +1,4 @@
-/* libFuzzer target for the request-head parser (ext/up/engine/http1_parser.c).
+/* libFuzzer target for the request-head parser (ext/up/engine/http1/http1_parser.c).
  *
  * Each input is parsed whole, then again the way a slow client delivers it: growing prefixes,
  * each in its own exactly-sized heap block (so reading past the bytes received so far is an
@@ -7,7 +7,7 @@
  * agree, and whatever a success hands out must hold together. */
 
 #include "fuzz.h"
-#include "http1_parser.h"
+#include "http1/http1_parser.h"
 
 #define MAX_HEAD_SIZE 8192
 #define MAX_HEADERS 64

@@ -1,5 +1,5 @@
 /* libFuzzer target for the request fields the static file handler reads: Range
- * (ext/up/engine/range.c), HTTP-dates (date.c), entity-tag lists and If-Range
+ * (ext/up/engine/handlers/range.c), HTTP-dates (date.c), entity-tag lists and If-Range
  * (precondition.c), Accept-Encoding (content_coding.c) and path globs (path_glob.c).
  *
  * The first byte chooses the parser and, for Range, the size of the representation (one of a
@@ -17,12 +17,12 @@
  * - globs: a pattern (the value's first half) compiled from the value matches in bounded time
  *   (no assertion but that it returns), and a pattern of the path itself always matches it. */
 
-#include "content_coding.h"
-#include "date.h"
+#include "base/date.h"
+#include "handlers/content_coding.h"
 #include "fuzz.h"
-#include "path_glob.h"
-#include "precondition.h"
-#include "range.h"
+#include "base/path_glob.h"
+#include "handlers/precondition.h"
+#include "handlers/range.h"
 
 #define PREFIX_MAX 256
 #define ETAG "\"6650c3a1.0-400\""

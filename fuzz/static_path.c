@@ -1,4 +1,4 @@
-/* libFuzzer target for the static file path decoder (ext/up/engine/static_path.c).
+/* libFuzzer target for the static file path decoder (ext/up/engine/handlers/static_path.c).
  *
  * The first byte chooses the flags (dotfiles allowed or not); the rest is a request path. Each
  * input is decoded whole and as every prefix of it (up to PREFIX_MAX bytes), each in its own
@@ -8,8 +8,8 @@
  * unless allowed; and it must be what decoding the percent-escapes of the input once gives. */
 
 #include "fuzz.h"
-#include "static_path.h"
-#include "utf8.h"
+#include "base/utf8.h"
+#include "handlers/static_path.h"
 
 #define PREFIX_MAX 512
 

@@ -1,4 +1,4 @@
-/* libFuzzer target for the WebSocket frame reader (ext/up/engine/websocket_frame.c), with the
+/* libFuzzer target for the WebSocket frame reader (ext/up/engine/websocket/websocket_frame.c), with the
  * UTF-8 validator and the close-frame helpers it is used with.
  *
  * The first input byte picks the reader's options: bit 0 permessage-deflate (RSV1 allowed), bit
@@ -19,8 +19,8 @@
 
 #include <sys/types.h>
 #include "fuzz.h"
-#include "utf8.h"
-#include "websocket_frame.h"
+#include "base/utf8.h"
+#include "websocket/websocket_frame.h"
 
 #define MAX_SMALL 300
 #define MAX_LARGE (16u << 20)

@@ -1,4 +1,4 @@
-/* libFuzzer target for permessage-deflate (ext/up/engine/websocket_deflate.c).
+/* libFuzzer target for permessage-deflate (ext/up/engine/websocket/websocket_deflate.c).
  *
  * The first byte picks the options: bits 6-7 the mode, bits 0-2 the window (8 to 15 bits),
  * bit 3 whether the sender may keep its context, bits 4-5 the size limit (64, 1000, 64 KiB,
@@ -15,7 +15,7 @@
  * parameters, and must get them back. Mode 3 negotiates the rest of the input as the
  * Sec-WebSocket-Extensions lines of a request. */
 
-#include "websocket_deflate.h"
+#include "websocket/websocket_deflate.h"
 #include "fuzz.h"
 
 #define BIG_MAX ((size_t)4 << 20)

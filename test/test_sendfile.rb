@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# An app's file responses sent by the engine (engine/file_response.c, ruby/body.c): the env says
+# An app's file responses sent by the engine (engine/handlers/file_response.c, ruby/body.c): the env says
 # "sendfile.type" => "x-sendfile", so Rack::Sendfile answers a File body with an x-sendfile
 # field, and a body with to_path and no Rack::Sendfile (Rack::Files) is sent from its path too.
 # Over real sockets with curl and raw requests: whole files compared byte for byte, ranges

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # up_node's glob matcher for pub/sub patterns (node/up_node/glob.js) against the table of
-# up_ruby's (up_glob_match, ext/up/engine/pubsub.c), read from test/engine/pubsub_test.c so
+# up_ruby's (up_glob_match, ext/up/engine/pubsub/pubsub.c), read from test/engine/pubsub_test.c so
 # that the two runtimes are held to the same Redis PSUBSCRIBE rules and a case added there is
 # a case here; the pathological pattern that a recursive matcher takes exponential time on;
 # and bytes, not characters, as Redis compares them. test/conformance/test_pubsub.rb plays the

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sha1.h"
+#include "base/sha1.h"
 
 /* RFC 6455 §1.3: the GUID a server appends to the key before hashing. */
 static const char GUID[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";

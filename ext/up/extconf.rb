@@ -29,10 +29,10 @@ $defs << %(-DUP_VERSION_STRING=\\"#{version}\\")
 
 have_header("sys/epoll.h") or abort "UP! needs Linux epoll"
 have_library("pthread")
-# permessage-deflate (engine/websocket_deflate.c).
+# permessage-deflate (engine/websocket/websocket_deflate.c).
 have_header("zlib.h") && have_library("z") or
   abort "UP! needs zlib for WebSocket compression: apt-get install zlib1g-dev"
-# TLS (engine/tls_context.c, engine/transport_tls.c): OpenSSL 3, for its ticket key callback.
+# TLS (engine/transport/tls_context.c, engine/transport/transport_tls.c): OpenSSL 3, for its ticket key callback.
 # (A function check would not do: mkmf's probe casts the function, which -Werror refuses.)
 openssl3 = checking_for("OpenSSL 3") do
   try_compile("#include <openssl/ssl.h>\n#if OPENSSL_VERSION_MAJOR < 3\n#error too old\n#endif\n" \

@@ -89,7 +89,7 @@ module Up
     # At a final stop: the sockets stop listening now, in every process that shares them, so
     # new connections are refused at once instead of waiting in the backlog while workers
     # drain and being reset when the last one exits. A server still watching one sees accept
-    # fail with EINVAL and stops accepting on it (ext/up/engine/server.c). Not the sockets
+    # fail with EINVAL and stops accepting on it (ext/up/engine/server/server.c). Not the sockets
     # systemd passed: it keeps listening on them, and what comes meanwhile waits in their
     # backlog for the next start.
     def shutdown

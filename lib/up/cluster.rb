@@ -30,8 +30,10 @@ module Up
   #               loads the app's current code, and once it serves the old one drains; with
   #               preload it logs that and does a hot restart instead
   #   HUP         reopen the log file, here and in every worker, and the workers' access log;
-  #               the workers load the certificates again
+  #               the workers and this master load the certificates again
   #   TTIN, TTOU  one worker more, one fewer (never below one)
+  #   ACME        (posted by the Up::Acme::Renewer of --acme-domain, no signal) a new
+  #               certificate: this master and the workers load it, as HUP has them do
   #
   # A worker that exits is replaced at once; one that exits before it served (it failed to
   # boot) after a back-off that doubles with each failure in a row. One that writes nothing
@@ -75,15 +77,21 @@ module Up
       start_redis
       @app = preload
       Process.setproctitle(title("master"))
+      @log.call(banner.to_s)
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
       start_control
+      @acme&.start { @signals.post("ACME") }
       @lifecycle.start_pulses { [healthy?, status_text] }
       @hub = PubSubHub.new(@handles, @log)
       PubSub.cluster_link = @hub
       hook(:before_fork)
       supervise
+<<<<<<< HEAD
       @refork&.finish(KILL_GRACE)
+=======
+      @acme&.stop
+>>>>>>> main
       stop_control
       stop_redis
       return :restart if @state == :restarting
@@ -186,6 +194,7 @@ module Up
       when "INT", "TERM" then stop_gracefully(signal)
       when "QUIT" then stop_now
       when "HUP" then reopen_logs(signal)
+      when "ACME" then new_certificate
       when "CHLD" then nil # #wait reaps after every wake-up
       else
         return @log.call("#{signal}: ignored while stopping") unless @state == :running && @stop_at.nil?
@@ -398,12 +407,25 @@ module Up
       @binder.shutdown
     end
 
+    # The master's certificates too: the workers forked from now on start with its copy.
     def reopen_logs(signal)
       reopen_log(signal)
+<<<<<<< HEAD
       return unless @log.path || @options[:access_log] || @tls
 
       @handles.each { |h| h.signal(:HUP) }
       @refork&.forward(:HUP)
+=======
+      @tls&.reload(nil, "#{signal} (master)")
+      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log] || @tls
+>>>>>>> main
+    end
+
+    # Posted by the Up::Acme::Renewer: the workers load the new certificate as HUP has them
+    # do, and so does this master, whose copy the workers forked from now on start with.
+    def new_certificate
+      @tls.reload(nil, "ACME (master)")
+      @handles.each { |h| h.signal(:HUP) }
     end
 
     def hot_restart(signal)

@@ -3,7 +3,7 @@
 // interface of up_node's (node/up_node/pubsub.js) that the shared Ruby side calls
 // (opal/up/node/subscription.rb, pub_sub_server.rb; lib/up/pub_sub.rb) and the cluster link
 // feeds (node/up_node/cluster_pubsub.js), but done by the engine (ext/up/node/pubsub.c over
-// ext/up/engine/pubsub.h): channels, glob patterns and the fan-out are the engine's, and a
+// ext/up/engine/pubsub/pubsub.h): channels, glob patterns and the fan-out are the engine's, and a
 // subscription without a block is written to its client by the loop, the frame encoded once
 // and shared by every subscriber, with no JavaScript per message. A subscription with a block
 // has an id here, and the engine's events bring its messages (websocket.js hands them to

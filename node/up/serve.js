@@ -17,8 +17,8 @@
 const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
-const { Log, ignoreSignals } = require('../up_node/log');
-const { escapedThrow, describeThrown } = require('../up_node/thrown');
+const { Log, ignoreSignals, processTitle, banner } = require('../up_node/log');
+const { escapedThrow, describeThrown, bootFailed } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
 const { Upgrades } = require('./websocket');
@@ -60,8 +60,7 @@ function run(options) {
     Node = globalThis.Opal.Up.Node;
     app = Node.$app();
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
-    process.exit(1);
+    bootFailed(options, error);
   }
   // The handler needs the env builder, which needs the addon's meta array: the request
   // callback is made first and finds the handler once requests can come (after listen).
@@ -106,7 +105,7 @@ function run(options) {
   const urls = options.listen_urls;
   const index = process.env.UP_WORKER_INDEX;
   const name = cluster.isWorker ? `worker ${index}` : 'up';
-  process.title = `up ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+  process.title = processTitle(options, cluster.isWorker ? `worker ${index}` : null, urls);
   const controls = signalControls(addon, options, log, name);
   process.on('SIGINT', () => controls.stop());
   process.on('SIGTERM', () => controls.stop());
@@ -137,8 +136,9 @@ function run(options) {
     fs.writeFileSync(options.pid_file, `${process.pid}\n`);
     process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
   }
+  log.line(banner(options));
   log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
-  log.line(options.build_note);
+  if (options.build_note) log.line(options.build_note);
   return controls;
 }
 

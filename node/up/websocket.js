@@ -1,6 +1,6 @@
 'use strict';
 // WebSockets and event streams on `up` (docs/websockets.md): the engine's
-// (ext/up/engine/websocket.c, sse.c) through the addon (ext/up/node/websocket.c), with the
+// (ext/up/engine/websocket/websocket.c, sse/sse.c) through the addon (ext/up/node/websocket.c), with the
 // interface of up_node's upgrades.js, websocket.js and sse.js that the shared Ruby side calls
 // (opal/up/node/upgrader.rb, client.rb). serve.js makes one Upgrades per process; the Ruby
 // side reaches it as `exchange.server.upgrades`.

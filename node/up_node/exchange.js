@@ -101,6 +101,19 @@ class Exchange {
     // WebSocket, the bytes that came after its head (Node's 'upgrade' hands them over).
     this.upgrade = null;
     this.upgradeHead = null;
+    // The request's fields as [name, value...] (env.js), the authority that replaces Host
+    // (HTTP/2's :authority; null here), whether the body's length is known from its framing
+    // rather than from Content-Length or chunks (HTTP/2's DATA frames), and the method the
+    // app sees.
+    this.fields = req.rawHeaders;
+    this.authority = null;
+    this.framedBody = false;
+    this.method = req.method;
+  }
+
+  // What the response is written to: the connection here, a stream in HTTP/2.
+  get channel() {
+    return this.res.socket;
   }
 
   // The common response, [Integer status, Hash, plain Array of Strings] with no
@@ -257,7 +270,12 @@ class Exchange {
     } else if (res.shouldKeepAlive && this.req.httpVersionMinor === 1 && !hasHeader(headers, 'connection')) {
       res.removeHeader('connection');
     }
-    res.writeHead(status, reason(status), headers);
+    this.sendHead(status, headers);
+  }
+
+  // The head as it is, with the reason phrase HTTP/1.1 sends.
+  sendHead(status, headers) {
+    this.res.writeHead(status, reason(status), headers);
   }
 }
 

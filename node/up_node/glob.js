@@ -1,7 +1,7 @@
 'use strict';
 // Channel patterns of pub/sub (docs/websockets.md: `match: :glob`) with Redis'
 // PSUBSCRIBE rules, as up_ruby's engine matches them (up_glob_match in
-// ext/up/engine/pubsub.c): `*` any run of bytes, `?` one byte, `[...]` a class (`^` negates,
+// ext/up/engine/pubsub/pubsub.c): `*` any run of bytes, `?` one byte, `[...]` a class (`^` negates,
 // `a-z` a range, a reversed range taken as it is written the other way round, `\` escapes),
 // `\x` the byte x; a class without its closing `]` runs to the end of the pattern. It works
 // on the UTF-8 bytes of both, so `?` is one byte of a multi-byte character there too.

@@ -1,5 +1,5 @@
 'use strict';
-// The reason phrase of a status line, as up_ruby writes it (ext/up/engine/response.c): RFC
+// The reason phrase of a status line, as up_ruby writes it (ext/up/engine/http1/response.c): RFC
 // 9110's names, and none for a status it does not name. Node's table has older names for
 // two of them and names three more (418 I'm a Teapot, 509, 510).
 

@@ -1,6 +1,6 @@
 'use strict';
 // A file as the app's response on up_node, with the rules up_ruby's engine applies to it
-// (ext/up/engine/file_response.h): an x-sendfile field (Rack::Sendfile sets it, as the env's
+// (ext/up/engine/handlers/file_response.h): an x-sendfile field (Rack::Sendfile sets it, as the env's
 // sendfile.type says the server sends files), or a body with to_path. exchange.js calls
 // sendFile with what the app said; the bytes come from the file by Node's fs streams.
 //

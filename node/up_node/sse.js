@@ -3,15 +3,14 @@
 // standard's "Server-sent events" section): a request whose Accept holds text/event-stream
 // and whose app accepted it (Up::Client, opal/up/node/client.rb) gets a 200 head with the
 // app's fields and no framing, then one event per write, up to the close. As up_ruby's
-// (ext/up/engine/sse.c): `id:` and `event:` first, a `data:` line for each line of the data
+// (ext/up/engine/sse/sse.c): `id:` and `event:` first, a `data:` line for each line of the data
 // (a line ends at CR, LF or CRLF, as the client splits them), a blank line; a comment line
 // every --sse-heartbeat seconds of silence keeps proxies from closing it.
 
 const { flatten, plain } = require('./exchange');
-const { reason } = require('./reason');
 
 // A field longer than this, or one holding a line break or NUL, would break the stream (the
-// engine's limit too: ext/up/engine/sse.h, UP_SSE_MAX_FIELD).
+// engine's limit too: ext/up/engine/sse/sse.h, UP_SSE_MAX_FIELD).
 const MAX_FIELD = 1024;
 const BAD_FIELD = /[\r\n\0]/;
 const LINE_BREAK = /\r\n|\r|\n/;
@@ -59,10 +58,11 @@ class EventStream {
   constructor(upgrades, exchange, client) {
     this.upgrades = upgrades;
     this.res = exchange.res;
-    this.socket = exchange.res.socket;
+    // The connection, or in HTTP/2 the stream: what ends the event stream at once.
+    this.channel = exchange.channel;
     this.client = client;
     this.kind = 'sse';
-    this.remoteAddress = this.socket.remoteAddress || '';
+    this.remoteAddress = exchange.req.socket.remoteAddress || '';
     this.writes = 0;
     this.drainWanted = false;
     this.closing = false;
@@ -127,13 +127,13 @@ class EventStream {
   }
 
   terminate() {
-    this.socket.destroy();
+    this.channel.destroy();
   }
 
   // ---- pub/sub (pubsub.js)
 
   backlog() {
-    return this.socket.writableLength;
+    return this.channel.writableLength;
   }
 
   // message: a pubsub.js Message; its event is made once for every stream.
@@ -186,7 +186,7 @@ function acceptEventStream(upgrades, exchange, hash, client) {
   }
   res.useChunkedEncodingByDefault = false;
   res.shouldKeepAlive = false;
-  res.writeHead(200, reason(200), headers);
+  exchange.sendHead(200, headers);
   res.flushHeaders();
   return new EventStream(upgrades, exchange, client);
 }

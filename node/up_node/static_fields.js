@@ -1,6 +1,6 @@
 'use strict';
 // The request fields a static file answer depends on, read by the rules of up_ruby's engine
-// so that both runtimes answer alike: Range (ext/up/engine/range.c), the conditional fields
+// so that both runtimes answer alike: Range (ext/up/engine/handlers/range.c), the conditional fields
 // (precondition.c), HTTP dates (date.c) and Accept-Encoding (content_coding.c). Pure
 // functions over field values (latin1 strings); static_files.js calls them.
 

@@ -1,6 +1,6 @@
 'use strict';
 // Static files for up_node, answered before the app with the rules of up_ruby's engine
-// (ext/up/engine/static_file.h), so that a file gets the same answer, byte for byte but the
+// (ext/up/engine/handlers/static_file.h), so that a file gets the same answer, byte for byte but the
 // date and a multipart boundary, from both runtimes. server.js asks handle() about every
 // request it would hand to the app; settings come from Up::StaticFiles#to_h (the same Hash
 // up_ruby's engine gets), through Up::Node::Launcher, as options.static.
@@ -26,7 +26,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const { randomBytes } = require('node:crypto');
 const { promisify } = require('node:util');
-const { Exchange } = require('./exchange');
+const { exchangeFor } = require('./http2_exchange');
 const { decodePath } = require('./static_path');
 const fields = require('./static_fields');
 
@@ -182,7 +182,7 @@ class StaticFiles {
   // A whole response. headers: a flat [name, value...] list; body: a string or Buffer, or null.
   send(req, res, status, headers, body) {
     if (body !== null) headers.push('content-length', String(Buffer.byteLength(body)));
-    new Exchange(req, res, '', null, this.server).writeHead(status, headers);
+    exchangeFor(req, res, '', null, this.server).writeHead(status, headers);
     if (body !== null && req.method !== 'HEAD') res.end(body);
     else res.end();
   }
@@ -538,7 +538,7 @@ class StaticRequest {
   // after the text before it (multipart heads), then the tail; closes every descriptor.
   async finish(status, headers, rep, parts, before = [], tail = null) {
     const res = this.res;
-    new Exchange(this.req, res, '', null, this.st.server).writeHead(status, headers);
+    exchangeFor(this.req, res, '', null, this.st.server).writeHead(status, headers);
     if (this.req.method === 'HEAD') parts = [];
     try {
       for (let i = 0; i < parts.length; i++) {

@@ -1,6 +1,6 @@
 'use strict';
 // The request path of a static file, decoded and checked, by the rules of up_ruby's engine
-// (ext/up/engine/static_path.h), so that both runtimes refuse the same paths: the one place
+// (ext/up/engine/handlers/static_path.h), so that both runtimes refuse the same paths: the one place
 // where what a client sends becomes a name to open under a root directory. Pure: a string in,
 // a result out.
 //

@@ -1,6 +1,6 @@
 'use strict';
 // What a request may become (docs/websockets.md, "Upgrade"), decided as up_ruby's
-// engine decides it (ext/up/engine/websocket_handshake.c, sse.c), so that the app sees the
+// engine decides it (ext/up/engine/http1/websocket_handshake.c, sse/sse.c), so that the app sees the
 // same rack.upgrade? on either runtime. server.js asks for every request: a request Node
 // routes to 'upgrade' (it has Connection: upgrade and an Upgrade field) is a WebSocket
 // handshake, a bad one (400), or a plain request that named another protocol; any request

@@ -32,7 +32,7 @@ class TestConformanceSendfile < ConformanceTest
 
   serve "sendfile.ru"
 
-  # The etag the engine gives a file (ext/up/engine/file_cache.c): its mtime's seconds and
+  # The etag the engine gives a file (ext/up/engine/handlers/file_cache.c): its mtime's seconds and
   # nanoseconds and its size, in hex.
   def engine_etag(path)
     stat = File.stat(path)

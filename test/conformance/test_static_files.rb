@@ -60,7 +60,7 @@ class TestConformanceStaticFiles < ConformanceTest
     raw_request("HEAD #{path} HTTP/1.1\r\nHost: localhost\r\n#{lines}Connection: close\r\n\r\n", head: true)
   end
 
-  # The etag up_ruby's engine gives a file (ext/up/engine/file_cache.c): its mtime's seconds and
+  # The etag up_ruby's engine gives a file (ext/up/engine/handlers/file_cache.c): its mtime's seconds and
   # nanoseconds and its size, in hex, and "-CODING" for a precompressed variant.
   def engine_etag(rel, coding = nil)
     stat = File.stat(File.join(ROOT, rel))

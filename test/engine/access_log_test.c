@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "access_log.h"
-#include "http1.h"
+#include "http1/access_log.h"
+#include "http1/http1.h"
 #include "test.h"
 
 typedef struct line_case_t {

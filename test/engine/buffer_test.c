@@ -4,7 +4,7 @@
 
 #define _GNU_SOURCE
 #include <pthread.h>
-#include "buffer.h"
+#include "base/buffer.h"
 #include "test.h"
 
 #define ROUNDS 20000

@@ -3,7 +3,7 @@
  * dropped and the decoded bytes kept elsewhere. All ways must give the same body, leftover and
  * error. */
 
-#include "../../ext/up/engine/chunked.h"
+#include "http1/chunked.h"
 #include "test.h"
 
 typedef struct chunked_case_t {

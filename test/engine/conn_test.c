@@ -281,7 +281,8 @@ static void test_accepts_a_socket_without_an_ip_address(void)
     int sv[2];
     socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv);
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    up_conn_t *conn = up_conn_loop_accept(h.server, NULL, sv[0], (struct sockaddr *)&sun);
+    up_conn_t *conn =
+        up_conn_loop_accept(h.server, NULL, &up_http1_protocol, sv[0], (struct sockaddr *)&sun);
     CHECK(conn->remote_addr[0] == '\0' && conn->listener == NULL,
           "a Unix-socket connection has no remote address: \"%s\"", conn->remote_addr);
     CHECK(up_server_num_conns(h.server) == 1, "connection counted");

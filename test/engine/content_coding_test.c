@@ -2,7 +2,7 @@
  * 9110 §12.5.3): q-values, "*", identity, refusals with q=0, malformed elements. Each value is
  * read whole and every prefix of it, right before an unmapped page. */
 
-#include "../../ext/up/engine/content_coding.h"
+#include "handlers/content_coding.h"
 #include "test.h"
 
 #define ALL (UP_CODING_BIT(UP_CODING_BR) | UP_CODING_BIT(UP_CODING_ZSTD) | UP_CODING_BIT(UP_CODING_GZIP))

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
-#include "date.h"
+#include "base/date.h"
 #include "test.h"
 
 /* Simulated seconds far enough apart that two consecutive values differ in the day, the month,

@@ -107,7 +107,7 @@ void client_open(harness_t *h, client_t *c, const char *early, int server_sndbuf
         fprintf(stderr, "client_open: cannot write the early bytes\n");
         exit(2);
     }
-    c->conn = up_conn_loop_accept(h->server, NULL, sv[0], NULL);
+    c->conn = up_conn_loop_accept(h->server, NULL, &up_http1_protocol, sv[0], NULL);
 }
 
 void client_shut_write(client_t *c)

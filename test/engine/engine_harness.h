@@ -11,15 +11,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "conn.h"
+#include "core/conn.h"
 /* The same tests run on either backend (Makefile: LOOP=uv builds them on libuv). */
 #ifdef UP_LOOP_UV
 #include "loop_uv.h"
 #else
-#include "loop_epoll.h"
+#include "loop/loop_epoll.h"
 #endif
-#include "response.h"
-#include "server.h"
+#include "http1/http1.h"
+#include "http1/response.h"
+#include "server/server.h"
 
 /* How long a wait may take before its check fails: generous, as ASan is slow. */
 #define HARNESS_TIMEOUT_MS 5000

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../../ext/up/engine/file_cache.h"
+#include "handlers/file_cache.h"
 #include "engine_harness.h"
 #include "test.h"
 

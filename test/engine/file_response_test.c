@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "engine_harness.h"
-#include "file_response.h"
+#include "handlers/file_response.h"
 #include "test.h"
 
 #define MTIME ((time_t)1700000000)

@@ -2,7 +2,7 @@
  * a time (as a slow client sends it), always with the bytes right before an unmapped page, and
  * both ways must agree. */
 
-#include "../../ext/up/engine/http1_parser.h"
+#include "http1/http1_parser.h"
 #include "test.h"
 
 #define H "Host: example.com\r\n"

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include "loop_epoll.h"
+#include "loop/loop_epoll.h"
 #include "test.h"
 
 #define HANDOVERS 10000

@@ -2,7 +2,7 @@
  * of the last segment counts, text types get a charset, unknown ones the default, and what is
  * not a valid field value is refused. */
 
-#include "../../ext/up/engine/mime.h"
+#include "handlers/mime.h"
 #include "test.h"
 
 typedef struct lookup_case_t {

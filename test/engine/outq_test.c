@@ -13,9 +13,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include "conn.h"
+#include "core/conn.h"
 #include "engine_harness.h"
-#include "outq.h"
+#include "core/outq.h"
 #include "test.h"
 
 /* ---------------------------------------------------------------- a transport that records */

@@ -2,7 +2,7 @@
  * and a pattern built to make a backtracking matcher take exponential time, which this one
  * answers in a bounded number of steps. */
 
-#include "../../ext/up/engine/path_glob.h"
+#include "base/path_glob.h"
 #include "test.h"
 
 typedef struct glob_case_t {

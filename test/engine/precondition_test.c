@@ -3,8 +3,8 @@
  * only when the validator still matches; Iodine has it inverted). List values are read whole
  * and every prefix of them, right before an unmapped page. */
 
-#include "../../ext/up/engine/date.h"
-#include "../../ext/up/engine/precondition.h"
+#include "base/date.h"
+#include "handlers/precondition.h"
 #include "test.h"
 
 #define ETAG "\"6650c3a1.0-400\""

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine_harness.h"
-#include "pubsub.h"
-#include "sse.h"
+#include "pubsub/pubsub.h"
+#include "sse/sse.h"
 #include "test.h"
-#include "websocket.h"
+#include "websocket/websocket.h"
 
 /* ---------------------------------------------------------------- glob */
 

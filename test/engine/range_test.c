@@ -3,7 +3,7 @@
  * ignored (200) or unsatisfiable (416). */
 
 #include <stdio.h>
-#include "../../ext/up/engine/range.h"
+#include "handlers/range.h"
 #include "test.h"
 
 typedef struct range_case_t {

@@ -3,8 +3,8 @@
  * at the spool threshold. */
 
 #include <stdint.h>
-#include "../../ext/up/engine/buffer.h"
-#include "../../ext/up/engine/request_body.h"
+#include "base/buffer.h"
+#include "http1/request_body.h"
 #include "test.h"
 
 #define THRESHOLD (1024 * 1024)

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "engine_harness.h"
-#include "static_file.h"
+#include "handlers/static_file.h"
 #include "test.h"
 
 #define SECRET "SECRET-0f8e2"
@@ -165,7 +165,7 @@ static void start(harness_t *h, up_static_t *st)
     app_calls = 0;
     up_server_handler_t handler = {.on_request = app_on_request};
     harness_start(h, NULL, &handler);
-    h->server->static_files = st;
+    CHECK(up_static_install(st, h->server) == 0, "the handler chain takes the static files");
 }
 
 /* The value of the response's field name (lower case, as the engine writes them), or NULL. */

@@ -4,7 +4,7 @@
  * past the end faults. Half the cases are refusals: the traversal corpus (encoded,
  * double-encoded, backslash, NUL, overlong UTF-8, dot segments) must never yield a path. */
 
-#include "../../ext/up/engine/static_path.h"
+#include "handlers/static_path.h"
 #include "test.h"
 
 typedef struct path_case_t {
@@ -75,6 +75,10 @@ static const path_case_t cases[] = {
     {"dot directory", "/.git/config", 0, UP_STATIC_PATH_E_DOTFILE, NULL, 0},
     {"encoded dotfile", "/%2eenv", 0, UP_STATIC_PATH_E_DOTFILE, NULL, 0},
     {"nested dotfile", "/a/.htpasswd", 0, UP_STATIC_PATH_E_DOTFILE, NULL, 0},
+    {"well-known is public (RFC 8615)", "/.well-known/acme-challenge/t", 0, OK, ".well-known/acme-challenge/t", 0},
+    {"well-known only as the first segment", "/a/.well-known/x", 0, UP_STATIC_PATH_E_DOTFILE, NULL, 0},
+    {"a dotfile under well-known", "/.well-known/.env", 0, UP_STATIC_PATH_E_DOTFILE, NULL, 0},
+    {"not quite well-known", "/.well-knownx/y", 0, UP_STATIC_PATH_E_DOTFILE, NULL, 0},
     {"percent at the end", "/a%", 0, UP_STATIC_PATH_E_BAD_ESCAPE, NULL, 0},
     {"one hex digit", "/a%4", 0, UP_STATIC_PATH_E_BAD_ESCAPE, NULL, 0},
     {"not hex", "/a%zz", 0, UP_STATIC_PATH_E_BAD_ESCAPE, NULL, 0},

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 #include "test.h"
-#include "timer.h"
+#include "loop/timer.h"
 
 #define NUM_TIMERS 5
 

@@ -231,7 +231,7 @@ int client_open_tls(harness_t *h, client_t *c, const up_listener_t *l, int serve
     }
     if (opts->session != NULL)
         SSL_set_session(c->ssl, opts->session);
-    c->conn = up_conn_loop_accept(h->server, l, sv[0], NULL);
+    c->conn = up_conn_loop_accept(h->server, l, &up_http1_protocol, sv[0], NULL);
     uint64_t deadline = harness_now_ms() + HARNESS_TIMEOUT_MS;
     for (;;) {
         ERR_clear_error();

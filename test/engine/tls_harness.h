@@ -10,7 +10,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include "engine_harness.h"
-#include "tls.h"
+#include "transport/tls.h"
 
 typedef struct harness_cert_t {
     char cert_file[64], key_file[64];

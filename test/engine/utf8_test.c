@@ -12,7 +12,7 @@
  * at random points. */
 
 #include <stdint.h>
-#include "../../ext/up/engine/utf8.h"
+#include "base/utf8.h"
 #include "test.h"
 
 #define OPEN_AT_END ((size_t)-2) /* valid so far, a character still open */

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 #include <zlib.h>
-#include "../../ext/up/engine/websocket_deflate.h"
+#include "websocket/websocket_deflate.h"
 #include "test.h"
 
 /* ================================================================ negotiation */

@@ -15,8 +15,8 @@
  * an unmapped page. All must log the same. */
 
 #include <stdint.h>
-#include "../../ext/up/engine/utf8.h"
-#include "../../ext/up/engine/websocket_frame.h"
+#include "base/utf8.h"
+#include "websocket/websocket_frame.h"
 #include "test.h"
 
 /* ---- A growable byte string ---- */

@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 #include <strings.h>
-#include "../../ext/up/engine/base64.h"
-#include "../../ext/up/engine/sha1.h"
-#include "../../ext/up/engine/websocket_handshake.h"
+#include "base/base64.h"
+#include "base/sha1.h"
+#include "http1/websocket_handshake.h"
 #include "test.h"
 
 /* ---- SHA-1 ---- */

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine_harness.h"
-#include "sse.h"
+#include "sse/sse.h"
 #include "test.h"
-#include "websocket.h"
+#include "websocket/websocket.h"
 #include <zlib.h>
 
 #define KEY "dGhlIHNhbXBsZSBub25jZQ=="

@@ -9,7 +9,7 @@
 #include <uv.h>
 #include "addon.h"
 #include "loop_uv.h"
-#include "memory.h"
+#include "base/memory.h"
 #include "upgrades.h"
 
 #define MAX_HOST 256
@@ -146,7 +146,8 @@ static napi_value create_server(napi_env env, napi_callback_info info)
         free_server(env, srv, NULL);
         return NULL; /* its exception says which setting is bad */
     }
-    srv->server->static_files = srv->static_files;
+    if (srv->static_files != NULL)
+        up_static_install(srv->static_files, srv->server);
     napi_set_instance_data(env, srv, free_server, NULL);
     return meta;
 }
@@ -207,7 +208,8 @@ static napi_value adopt(napi_env env, napi_callback_info info)
     up_tls_context_t *ctx = up_node_tls_context(env, argv[1]);
     if (ctx == NULL)
         return NULL; /* its exception says why */
-    int failed = up_server_adopt_listener_with(srv->server, fd, &up_transport_tls, ctx, &err);
+    int failed = up_server_adopt_listener_with(srv->server, fd, &up_transport_tls, ctx,
+                                               &up_http1_protocol, &err);
     up_tls_context_release(ctx); /* the listener holds its own reference */
     if (failed != 0)
         return throw_error(env, err);

@@ -12,12 +12,13 @@
 #include <node_api.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "access_log.h"
-#include "conn.h"
+#include "core/conn.h"
+#include "http1/access_log.h"
+#include "http1/http1.h"
 #include "scratch.h"
-#include "server.h"
-#include "static_file.h"
-#include "tls.h"
+#include "handlers/static_file.h"
+#include "server/server.h"
+#include "transport/tls.h"
 
 typedef struct up_node_upgrades_t up_node_upgrades_t;
 typedef struct up_node_hijacks_t up_node_hijacks_t;
@@ -110,7 +111,7 @@ void up_node_hijacks_free(up_node_hijacks_t *h);
 
 /* served.c: each finished request counted, and written to the access log when there is one
  * (started_ns: when its on_request began; read only then). up_node_on_served is the engine's
- * callback for a request it answered itself (server.h). JavaScript's openAccessLog,
+ * callback for a request it answered itself (core/context.h). JavaScript's openAccessLog,
  * flushAccessLog, reopenAccessLog, closeAccessLog and stats. Loop thread. */
 uint64_t up_node_now_ns(void);
 void up_node_served(up_node_server_t *srv, up_conn_t *conn, uint64_t started_ns);

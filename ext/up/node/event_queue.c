@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "memory.h"
+#include "base/memory.h"
 
 /* The queue's room is kept between turns up to this many events. */
 #define EVENTS_KEEP 1024

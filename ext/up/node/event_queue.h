@@ -21,7 +21,7 @@
 
 #include <uv.h>
 #include "addon.h"
-#include "upgrade.h"
+#include "http1/upgrade.h"
 
 /* The kinds onEvent gets: id is a client's slot index for the first six, a subscription's id
  * (pubsub.js) for the last two. */

@@ -18,8 +18,8 @@
 #include <string.h>
 #include "addon.h"
 #include "fields.h"
-#include "memory.h"
-#include "response.h"
+#include "base/memory.h"
+#include "http1/response.h"
 #include "upgrades.h"
 
 /* A thrown value's description in the log, at most (a stack trace fits). */

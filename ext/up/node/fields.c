@@ -3,7 +3,7 @@
 #include "fields.h"
 
 #include <stdio.h>
-#include "response.h"
+#include "http1/response.h"
 
 /* Bytes of a name or value a message shows; a longer one is cut and marked. */
 #define SHOWN_MAX 96

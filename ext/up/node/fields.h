@@ -10,7 +10,7 @@
 #include <node_api.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "conn.h"
+#include "core/conn.h"
 #include "scratch.h"
 
 /* Whether a walk leaves the field named name (len bytes, not NUL-terminated) out. */

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <uv.h>
 #include "addon.h"
-#include "memory.h"
-#include "response.h"
+#include "base/memory.h"
+#include "http1/response.h"
 
 /* A socket asked for and not handed over yet. */
 typedef struct hijack_wait_t {

@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "loop_uv.h"
-#include "memory.h"
+#include "base/memory.h"
 
 /* The loop's own handles (tick, wake, closer, wait), closed by up_loop_free. */
 #define NUM_HANDLES 4

@@ -11,7 +11,7 @@
  * addon, the test's thread for the tests. */
 
 #include <uv.h>
-#include "loop.h"
+#include "loop/loop.h"
 
 /* A loop on uv, which the caller's thread runs; uv must outlive the returned loop's
  * up_loop_free (whose handles close in uv's next iteration). The tick and wake-up handles are

@@ -6,9 +6,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "memory.h"
+#include "base/memory.h"
 #include "upgrades.h"
-#include "utf8.h"
+#include "base/utf8.h"
 
 static napi_value number(napi_env env, double d)
 {

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "addon.h"
-#include "memory.h"
+#include "base/memory.h"
 
 /* Words of a command line or entries of an environment one exec takes, and the bytes of one. */
 #define MAX_EXEC_STRINGS 65536

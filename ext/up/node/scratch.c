@@ -2,7 +2,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
-#include "memory.h"
+#include "base/memory.h"
 
 /* Below this, scratch memory is kept between calls. */
 #define SCRATCH_KEEP (1024 * 1024)

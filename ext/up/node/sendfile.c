@@ -12,9 +12,9 @@
 #include <time.h>
 #include "addon.h"
 #include "fields.h"
-#include "file_response.h"
-#include "memory.h"
-#include "response.h"
+#include "base/memory.h"
+#include "handlers/file_response.h"
+#include "http1/response.h"
 
 /* The room for a last-modified or content-encoding of the app: an HTTP-date is 29 bytes, and a
  * longer value is no date the engine reads (file_response.c then uses the file's). */

@@ -1,5 +1,5 @@
 /* The requests the server finished, as the control endpoint and the access log see them:
- * counted (stats), and written to the access log (engine/access_log.h) when --access-log
+ * counted (stats), and written to the access log (engine/http1/access_log.h) when --access-log
  * asks for one. Off, the log costs a NULL check a request. Like the rest of the addon, this
  * runs on the loop thread (Node's main thread). */
 
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "addon.h"
-#include "memory.h"
+#include "base/memory.h"
 
 #define MAX_PATH_ARG 4096
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "addon.h"
-#include "memory.h"
-#include "tls.h"
+#include "base/memory.h"
+#include "transport/tls.h"
 
 /* A path or passphrase longer than this is refused (PATH_MAX on Linux). */
 #define MAX_SETTING 4096

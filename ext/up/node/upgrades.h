@@ -17,9 +17,9 @@
 #include <uv.h>
 #include "addon.h"
 #include "event_queue.h"
-#include "pubsub.h"
-#include "sse.h"
-#include "websocket.h"
+#include "pubsub/pubsub.h"
+#include "sse/sse.h"
+#include "websocket/websocket.h"
 
 /* Clients at once, at most (the slot index takes the token's low bits). */
 #define UP_NODE_CLIENT_BITS 22

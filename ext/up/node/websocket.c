@@ -6,10 +6,10 @@
 #include <string.h>
 #include <strings.h>
 #include "fields.h"
-#include "memory.h"
-#include "response.h"
+#include "base/memory.h"
+#include "http1/response.h"
 #include "upgrades.h"
-#include "utf8.h"
+#include "base/utf8.h"
 
 /* Strings at least this long are sent by reference: copied out of V8 once, into memory the
  * output queue shares, rather than once more into its buffers. */

@@ -9,15 +9,16 @@
 #include <ruby/thread.h>
 #include <pthread.h>
 #include <time.h>
-#include "access_log.h"
-#include "conn.h"
-#include "loop_epoll.h"
+#include "core/conn.h"
+#include "http1/access_log.h"
+#include "http1/http1.h"
+#include "http1/response.h"
+#include "loop/loop_epoll.h"
 #include "metrics.h"
-#include "response.h"
-#include "server.h"
-#include "pubsub.h"
-#include "sse.h"
-#include "websocket.h"
+#include "pubsub/pubsub.h"
+#include "server/server.h"
+#include "sse/sse.h"
+#include "websocket/websocket.h"
 
 struct pin_t;
 struct up_rb_server_t;
@@ -156,7 +157,7 @@ typedef struct up_rb_server_t {
     struct pin_t *pins;
     up_rb_log_queue_t log_queue;
     up_rb_metrics_t metrics; /* --metrics-url: by status and duration (metrics.h) */
-    up_access_log_t access_log; /* last: its buffer is large (engine/access_log.h) */
+    up_access_log_t access_log; /* last: its buffer is large (engine/http1/access_log.h) */
 } up_rb_server_t;
 
 /* Frozen, GC-registered Strings and IDs made once at load time (env.c). */
@@ -282,7 +283,7 @@ void up_rb_pool_wake_main(up_rb_server_t *srv);
 void up_rb_watchdog_start(up_rb_server_t *srv);
 void up_rb_watchdog_stop(up_rb_server_t *srv);
 
-/* A line in the access log (engine/access_log.h) for the exchange conn has, which the thread
+/* A line in the access log (engine/http1/access_log.h) for the exchange conn has, which the thread
  * that ran it began at started_ns, and its count in the metrics; each only when on. */
 void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns);
 /* Whether a request's start time is wanted (access log or metrics). */

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "binding.h"
-#include "file_response.h"
+#include "handlers/file_response.h"
 
 static ID id_each, id_call, id_close, id_to_path, id_to_ary;
 static VALUE eClientDisconnected, eInvalidResponse;

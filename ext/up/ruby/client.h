@@ -5,7 +5,7 @@
  * clients and on the server) share. */
 
 #include "binding.h"
-#include "pubsub.h"
+#include "pubsub/pubsub.h"
 
 typedef enum event_kind_t {
     EV_OPEN,

@@ -10,8 +10,8 @@
 #include <ctype.h>
 #include <string.h>
 #include "binding.h"
-#include "http1_parser.h"
-#include "tls.h"
+#include "http1/http1_parser.h"
+#include "transport/tls.h"
 
 
 static VALUE key_request_method, key_script_name, key_path_info, key_query_string,

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <ruby/version.h>
 #include "client.h"
-#include "static_file.h"
-#include "tls.h"
+#include "handlers/static_file.h"
+#include "transport/tls.h"
 
 static VALUE cServer, eListenError;
 
@@ -266,7 +266,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         srv->static_files = up_rb_static_new(static_config);
     up_server_handler_t handler = {on_request, up_rb_on_log, srv, up_rb_on_served};
     srv->server = up_server_new(srv->loop, cfg, &handler);
-    srv->server->static_files = srv->static_files;
+    if (srv->static_files != NULL)
+        up_static_install(srv->static_files, srv->server);
     up_pubsub_callbacks_t pubsub_callbacks = up_rb_pubsub_callbacks;
     pubsub_callbacks.data = srv;
     srv->pubsub = up_pubsub_new(srv->server, opt_u64(options, "ws_max_pending", 4 << 20),
@@ -296,7 +297,8 @@ static VALUE Server_listen(int argc, VALUE *argv, VALUE self)
     const char *h = NIL_P(host) ? NULL : StringValueCStr(host);
     void *ctx;
     const up_transport_t *transport = transport_of(tls, &ctx);
-    if (up_server_listen_with(srv->server, h, StringValueCStr(port_str), transport, ctx, &err) != 0)
+    if (up_server_listen_with(srv->server, h, StringValueCStr(port_str), transport, ctx,
+                              &up_http1_protocol, &err) != 0)
         rb_raise(eListenError, "cannot listen on %s:%s: %s", h ? h : "*",
                  StringValueCStr(port_str), err ? err : "no address");
     return self;
@@ -311,7 +313,8 @@ static VALUE Server_listen_fd(int argc, VALUE *argv, VALUE self)
     const char *err = NULL;
     void *ctx;
     const up_transport_t *transport = transport_of(tls, &ctx);
-    if (up_server_adopt_listener_with(get(self)->server, NUM2INT(fd), transport, ctx, &err) != 0)
+    if (up_server_adopt_listener_with(get(self)->server, NUM2INT(fd), transport, ctx,
+                                      &up_http1_protocol, &err) != 0)
         rb_raise(eListenError, "cannot serve on fd %d: %s", NUM2INT(fd), err);
     return self;
 }

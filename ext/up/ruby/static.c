@@ -12,7 +12,7 @@
  * and written to the access log here (on_served). */
 
 #include "binding.h"
-#include "static_file.h"
+#include "handlers/static_file.h"
 
 static VALUE key(const char *name)
 {
@@ -135,7 +135,7 @@ up_static_t *up_rb_static_new(VALUE config)
     return b.st;
 }
 
-/* Engine callback (server.h on_served): the loop thread, without the GVL; touches no Ruby. */
+/* Engine callback (context.h, on_served): the loop thread, without the GVL; touches no Ruby. */
 void up_rb_on_served(up_conn_t *conn, void *user)
 {
     up_rb_server_t *srv = user;

@@ -1,16 +1,16 @@
-/* Up::TLSContext, the Ruby face of an engine TLS context (engine/tls.h): certificates and keys
+/* Up::TLSContext, the Ruby face of an engine TLS context (engine/transport/tls.h): certificates and keys
  * loaded from files, handed to Up::Server#listen_fd for the listeners that serve them, and
  * made again from the same files to reload them (Up::Server#replace_tls). The engine counts
  * its own references, so a context dropped here lives on while listeners or connections use it.
  *
  *   Up::TLSContext.new(cert_file:, key_file:, ca_file: nil, key_password: nil,
  *                      hosts: [{host:, cert_file:, key_file:, ca_file: nil}, ...],
- *                      ticket_secret: 32 bytes)
+ *                      ticket_secret: 32 bytes, acme_challenge_dir: nil)
  *
  * raises Up::TLSError with the engine's one-line message naming the file at fault. */
 
 #include "binding.h"
-#include "tls.h"
+#include "transport/tls.h"
 
 static VALUE cTLSContext, eTLSError;
 
@@ -81,6 +81,7 @@ static VALUE TLSContext_initialize(VALUE self, VALUE opts)
     up_tls_config_t cfg = {0};
     cert_opts(opts, &cfg.cert, 0);
     cfg.key_password = str_opt(opts, "key_password", 0);
+    cfg.acme_challenge_dir = str_opt(opts, "acme_challenge_dir", 0);
     VALUE secret = rb_hash_lookup2(opts, ID2SYM(rb_intern("ticket_secret")), Qnil);
     StringValue(secret);
     if (RSTRING_LEN(secret) != UP_TLS_TICKET_SECRET_SIZE)

@@ -85,11 +85,19 @@ module Up
       rescue Exception => e # rubocop:disable Lint/RescueException
         # A failure to boot (a broken config.ru, a hook that raises) ends this worker, never
         # the master, which starts another after a back-off.
-        @log.call("worker #{@index} (pid #{Process.pid}) failed: #{e.full_message(highlight: false, order: :top)}")
+        @log.call("worker #{@index} (pid #{Process.pid}) failed: #{describe(e)}")
         exit!(1)
       end
 
       private
+
+      # A config.ru that does not load (Up::StartError) in its one line, with the backtrace
+      # of what it raised under --trace; anything else with its backtrace.
+      def describe(error)
+        return error.message if error.is_a?(StartError) && !@options[:trace]
+
+        (error.cause || error).full_message(highlight: false, order: :top)
+      end
 
       def serve
         @app ||= @load_app.call
