@@ -87,11 +87,8 @@ module Up
       PubSub.cluster_link = @hub
       hook(:before_fork)
       supervise
-<<<<<<< HEAD
       @refork&.finish(KILL_GRACE)
-=======
       @acme&.stop
->>>>>>> main
       stop_control
       stop_redis
       return :restart if @state == :restarting
@@ -410,15 +407,11 @@ module Up
     # The master's certificates too: the workers forked from now on start with its copy.
     def reopen_logs(signal)
       reopen_log(signal)
-<<<<<<< HEAD
+      @tls&.reload(nil, "#{signal} (master)")
       return unless @log.path || @options[:access_log] || @tls
 
       @handles.each { |h| h.signal(:HUP) }
       @refork&.forward(:HUP)
-=======
-      @tls&.reload(nil, "#{signal} (master)")
-      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log] || @tls
->>>>>>> main
     end
 
     # Posted by the Up::Acme::Renewer: the workers load the new certificate as HUP has them

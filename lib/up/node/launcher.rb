@@ -31,13 +31,9 @@ module Up
       STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would. A subclass names its own.
-<<<<<<< HEAD
-      UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log",
-                      worker_max_rss: "--worker-max-rss", refork_after: "--refork-after" }.freeze
-=======
       UNSUPPORTED = { control_url: "--control-url", control_token: "--control-token", access_log: "--access-log",
-                      worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain" }.freeze
->>>>>>> main
+                      worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain",
+                      refork_after: "--refork-after" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
       # Node, so a config file that sets any is refused.
@@ -118,16 +114,11 @@ module Up
 
       def check_supported
         self.class::UNSUPPORTED.each do |key, flag|
-<<<<<<< HEAD
-          # 0 and [] are the defaults of the numbers and lists: nothing asked.
-          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" unless [nil, 0, []].include?(@options[key])
-=======
           # 0 is the default of the numbers, [] of the lists: nothing asked.
           value = @options[key]
           next if value.nil? || value == 0 || value == []
 
           raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet"
->>>>>>> main
         end
         raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?
       end
