@@ -177,7 +177,7 @@ module Up
       when :mounts then mounts(setting, value)
       when :addresses then addresses(setting, value)
       when :tls_hosts then tls_hosts(setting, value)
-      when :counts then counts(setting, value),
+      when :counts then counts(setting, value)
       when :domains then domains(setting, value)
       end
     end
@@ -207,7 +207,9 @@ module Up
       list = value.is_a?(String) ? value.split(",") : Array(value)
       list = list.map { |n| integer(setting, n.is_a?(String) ? n.strip : n) }
       fail!(setting, "must be in increasing order, not #{list.join(",")}") unless list.each_cons(2).all? { |a, b| a < b }
-      list.freeze,
+      list.freeze
+    end
+
     # DNS names a CA can validate by HTTP-01 or TLS-ALPN-01: letters, digits and hyphens in
     # dot-separated labels of 1 to 63 bytes, 253 at most; no wildcard (those need DNS-01).
     def domains(setting, value)
