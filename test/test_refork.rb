@@ -37,7 +37,7 @@ class TestRefork < Minitest::Test
     assert_empty fresh & old
     fresh.each { |pid| assert_equal server.pid, parent_of(pid), "worker #{pid} is not the master's child" }
     assert_equal server.pid, parent_of(template)
-    assert_match(/\Aup_ruby template /, File.read("/proc/#{template}/cmdline").tr("\0", " "))
+    assert_match(/\Aup_ruby \S+ template \[/, File.read("/proc/#{template}/cmdline").tr("\0", " "))
     # Each new worker's memory is the template's, which served requests before it.
     assert_equal fresh.sort, origins(server.port, fresh).keys.sort
     origins(server.port, fresh).each_value { |first| assert_equal template, first }

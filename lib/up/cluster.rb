@@ -263,7 +263,7 @@ module Up
     def watch_workers
       t = now
       @memory_limit&.check(@handles, t)
-      @refork&.check(@handles, @phase, @phasing, t, title("template")) if @state == :running && @stop_at.nil?
+      @refork&.check(@handles, @phase, @phasing, t, @template_title ||= title("template")) if @state == :running && @stop_at.nil?
       @handles.each do |h|
         if !h.stopping? && h.timed_out?(t, @options[:worker_timeout])
           @log.call("worker #{h.index} (pid #{h.pid}) sent no heartbeat for #{@options[:worker_timeout]} s; killing it")
