@@ -59,7 +59,9 @@ module Up
       def serve_orders
         loop do
           ready, = IO.select([@orders, @signals.reader, @check])
-          return if ready.include?(@signals.reader) && on_signals(@signals.take)
+          # Signals first, even those whose byte came after the select woke: the master sends
+          # HUP before it asks for a worker, which must start with the reopened log.
+          return if on_signals(@signals.take)
           return if ready.include?(@check) && @check.read_nonblock(1, exception: false).nil?
           next unless ready.include?(@orders)
 
