@@ -98,6 +98,28 @@ class TestRefork < Minitest::Test
     [second, *gen1, *gen2].each { |pid| refute alive?(pid), "pid #{pid} outlived the master" }
   end
 
+  # USR2 after a refork: the template exits before the master re-executes (no process is left
+  # behind), the new image serves the new code and reforks again from generation 1.
+  def test_a_hot_restart_after_a_refork_leaves_no_template_behind
+    server = start_up("-w", "2", "-t", "2", "--refork-after", "50", *FAST_BEATS)
+    booted(server, 2)
+    load = LoadGenerator.new(server.port)
+    _, template = reforked(server)
+    fresh = workers_after(server, "phased restart done: 2 workers on phase 1")
+    File.write(@version_file, "2")
+    server.signal(:USR2)
+    server.wait_for(/hot restart: 2 new workers serve; 2 old workers drain/)
+    fresh.each { |pid| server.wait_for(/worker \d+ \(pid #{pid}\) stopped/) }
+    wait_gone(template)
+    server.wait_for(/refork: worker \d+ \(pid (?!#{template}\))\d+\) served 50\+ requests; it is the template of generation 1 /)
+    result = load.stop
+    assert_empty result.failed
+    assert_empty LoadGenerator.lost(result, @ids_file)
+    assert_equal "2", version_and_pid(server.port).first
+    server.signal(:TERM)
+    assert server.wait.success?
+  end
+
   # From a config file: the directive, and the hooks around a refork (before_refork in the
   # template, then after_worker_fork in the master and before_worker_boot in each new worker).
   def test_the_config_file_directive_and_the_hooks_around_a_refork
