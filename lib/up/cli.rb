@@ -183,6 +183,9 @@ module Up
         o.on("--worker-max-rss MB", Integer, "A worker whose resident memory passes this is replaced once its requests are done (0: never)") do |v|
           options[:worker_max_rss] = v
         end
+        o.on("--refork-after N[,N...]", "Once a worker has served N requests, the next workers fork from it (cluster mode, Linux)") do |v|
+          options[:refork_after] = v
+        end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
         o.on("--max-head-size BYTES", Integer, "Request line + headers; larger gets 431 (#{DEFAULTS[:max_head_size]})") { |v| options[:max_head_size] = v }

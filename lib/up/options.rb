@@ -104,6 +104,7 @@ module Up
       Setting.new(:metrics_url,       :bind,    nil,               nil, nil,        "--metrics-url"),
       Setting.new(:stop_delay,        :seconds_or_never, 0,        nil, nil,        "--stop-delay"),
       Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss"),
+      Setting.new(:refork_after,      :counts,  [].freeze,         1,   nil,        "--refork-after"),
       Setting.new(:trace,             :boolean, false,             nil, nil,        "--trace"),
       Setting.new(:acme_domains,      :domains, [].freeze,         nil, nil,        "--acme-domain"),
       Setting.new(:acme_email,        :string,  nil,               nil, nil,        "--acme-email"),
@@ -176,6 +177,7 @@ module Up
       when :mounts then mounts(setting, value)
       when :addresses then addresses(setting, value)
       when :tls_hosts then tls_hosts(setting, value)
+      when :counts then counts(setting, value)
       when :domains then domains(setting, value)
       end
     end
@@ -197,6 +199,15 @@ module Up
         string(setting, host[:ca_file])
         host.dup.freeze
       end.freeze
+    end
+
+    # "1000" or "1000,10000" (a String, as the CLI and rackup's -O give it), an Integer or a
+    # list of them; each within the setting's range, in increasing order.
+    def counts(setting, value)
+      list = value.is_a?(String) ? value.split(",") : Array(value)
+      list = list.map { |n| integer(setting, n.is_a?(String) ? n.strip : n) }
+      fail!(setting, "must be in increasing order, not #{list.join(",")}") unless list.each_cons(2).all? { |a, b| a < b }
+      list.freeze
     end
 
     # DNS names a CA can validate by HTTP-01 or TLS-ALPN-01: letters, digits and hyphens in

@@ -32,6 +32,8 @@ module Up
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
       @log.call("--worker-max-rss needs workers (-w 2 or more): one process has no one to hand over to; ignored") \
         if @options[:worker_max_rss].positive?
+      @log.call("--refork-after needs workers (-w 2 or more): one process has no worker to fork from; ignored") \
+        unless @options[:refork_after].empty?
       control = Thread.new { control(signals) }
       @acme&.start { signals.post("ACME") }
       start_control

@@ -36,7 +36,7 @@ module Up
       # --redis-url work on `up`; up_node still refuses the first two. Neither has the
       # production settings of up_ruby yet (docs/production.md).
       UNSUPPORTED = { metrics_url: "--metrics-url", stop_delay: "--stop-delay", worker_max_rss: "--worker-max-rss",
-                      acme_domains: "--acme-domain" }.freeze
+                      acme_domains: "--acme-domain", refork_after: "--refork-after" }.freeze
 
       def initialize(options, hooks: nil)
         super

@@ -32,7 +32,8 @@ module Up
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would. A subclass names its own.
       UNSUPPORTED = { control_url: "--control-url", control_token: "--control-token", access_log: "--access-log",
-                      worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain" }.freeze
+                      worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain",
+                      refork_after: "--refork-after" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
       # Node, so a config file that sets any is refused.
