@@ -294,6 +294,14 @@ class TestMetrics < Minitest::Test
     assert_match(/TERM: not ready; serving 1 s more before stopping/, server.output)
   end
 
+  def test_up_help_shows_them_and_hides_what_up_refuses
+    out, status = Timeout.timeout(30) { Open3.capture2e(*UP, "--help", chdir: CLIProcess::ROOT) }
+    assert status.success?, out
+    assert_includes out, "--metrics-url URL"
+    assert_includes out, "--stop-delay SECONDS"
+    refute_includes out, "--worker-max-rss"
+  end
+
   def test_the_node_runtimes_refuse_what_they_do_not_have
     { "up_node" => [%w[--worker-max-rss 512]], "up" => [%w[--worker-max-rss 512]] }.each do |program, cases|
       cases.each do |args|
