@@ -117,7 +117,9 @@ function run(options) {
   const controls = signalControls(addon, options, log, name);
   // --stop-delay: a worker stops when its primary says, after the primary's delay.
   let stopBegun = false;
-  const stopSignal = cluster.isWorker ? () => controls.stop() : delayedStop(options, log, () => { stopBegun = true; }, () => controls.stop());
+  const stopSignal = cluster.isWorker
+    ? () => controls.stop()
+    : delayedStop(options, log, () => { stopBegun = true; }, () => controls.stop());
   process.on('SIGINT', () => stopSignal('INT'));
   process.on('SIGTERM', () => stopSignal('TERM'));
   process.on('SIGQUIT', () => controls.halt());
