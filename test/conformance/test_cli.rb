@@ -23,8 +23,8 @@ class TestConformanceCLI < ConformanceTest
 
   # The options a runtime refuses ("not supported by up_node yet"): its --help leaves them out.
   UNSUPPORTED = {
-    "up_node" => %w[--control-url --control-token --access-log --worker-max-rss],
-    "up" => %w[--metrics-url --stop-delay --worker-max-rss]
+    "up_node" => %w[--control-url --control-token --access-log --worker-max-rss --acme-domain --refork-after],
+    "up" => %w[--worker-max-rss --acme-domain --refork-after]
   }.freeze
 
   def test_help_prints_the_usage_and_every_option_the_runtime_supports

@@ -33,10 +33,11 @@ module Up
       ENV_BUILD_ONLY = "UP_BUILD_ONLY"
       ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS" # as Up::Cluster's, read by node/up/restart.js
       # --control-url (node/up_node/control_server.js), --access-log (ext/up/node/served.c) and
-      # --redis-url work on `up`; up_node still refuses the first two. Neither has the
-      # production settings of up_ruby yet (docs/production.md).
-      UNSUPPORTED = { metrics_url: "--metrics-url", stop_delay: "--stop-delay", worker_max_rss: "--worker-max-rss",
-                      acme_domains: "--acme-domain", refork_after: "--refork-after" }.freeze
+      # --redis-url work on `up`; up_node still refuses the first two. --metrics-url and
+      # --stop-delay are up_node's (node/up_node/metrics.js) on both; the rest of up_ruby's
+      # production settings are not there yet (docs/production.md).
+      UNSUPPORTED = { worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain",
+                      refork_after: "--refork-after" }.freeze
 
       def initialize(options, hooks: nil)
         super
