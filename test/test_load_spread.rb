@@ -9,6 +9,7 @@
 require_relative "helper"
 require_relative "support/cli_process"
 require_relative "support/deadline_reads"
+require_relative "support/up_process"
 
 class TestLoadSpread < Minitest::Test
   include UpTestHelpers
@@ -95,6 +96,18 @@ class TestLoadSpread < Minitest::Test
     assert_each_worker_holds(burst, 2, 0.3..0.7, "opened in a burst")
   end
 
+  # The same on `up`: its workers share the sockets through the engine on Node's loop.
+  def test_up_spreads_connections_opened_one_after_another_over_two_workers
+    start_cluster(2, command: [RbConfig.ruby, UpProcess::EXE])
+    held = Array.new(HELD) { worker_of(open_held) }
+    assert_each_worker_holds(held, 2, 0.3..0.7, "opened one after another on up")
+  end
+
+  def test_up_spreads_connections_opened_in_a_burst_over_two_workers
+    start_cluster(2, command: [RbConfig.ruby, UpProcess::EXE])
+    assert_each_worker_holds(burst, 2, 0.3..0.7, "opened in a burst on up")
+  end
+
   def test_no_worker_of_four_holds_more_than_twice_its_share
     start_cluster(4)
     sequential = Array.new(HELD) { worker_of(open_held) }
@@ -105,11 +118,14 @@ class TestLoadSpread < Minitest::Test
 
   private
 
-  def start_cluster(workers)
-    @cli = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", workers.to_s, "-t", "1", PID_APP)
+  # up_ruby by default; its log says "worker 0 booted (pid N)", up's "worker 0 (pid N) booted".
+  def start_cluster(workers, command: [RbConfig.ruby, CLIProcess::EXE])
+    @cli = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", workers.to_s, "-t", "1", PID_APP,
+                          command: command, env: { "XDG_CACHE_HOME" => UpProcess::CACHE })
     @port = @cli.port
-    workers.times { |i| @cli.wait_for(/worker #{i} booted/) }
-    @workers = @cli.output.scan(/worker \d+ booted \(pid (\d+)\)/).flatten
+    booted = /worker \d+ (?:\(pid (\d+)\) booted|booted \(pid (\d+)\))/
+    @cli.wait_for(/(#{booted}.*?){#{workers}}/m)
+    @workers = @cli.output.scan(booted).flatten.compact
   end
 
   # A keep-alive connection with its request sent.
