@@ -5,6 +5,7 @@ require_relative "apps"
 require_relative "format"
 require_relative "options"
 require_relative "targets"
+require_relative "up_defaults"
 require_relative "ws_table"
 
 module Bench
@@ -270,8 +271,8 @@ module Bench
           row = @rows.find { |r| r.peer.equal?(peer) && r.workers == workers && r.command }
           next unless row
 
-          line = row.command.join(" ").gsub(/\b#{row.port}\b/, "PORT").sub("test/rackup/#{row.app}.ru",
-                                                                           "test/rackup/APP.ru")
+          line = row.command.join(" ").gsub(/\b#{row.port}\b/, "PORT").gsub("#{UpDefaults::ROOT}/", "")
+                    .sub("test/rackup/#{row.app}.ru", "test/rackup/APP.ru")
           out << "#{line}\n"
         end
         out << "```\n\n"
