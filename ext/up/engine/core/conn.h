@@ -4,13 +4,17 @@
 /* One client connection: a socket behind a transport (transport.h), a read buffer, an output
  * queue (outq.h), one timer, and the protocol that gives its bytes meaning (protocol.h). The
  * connection reads when its protocol wants input, writes what is queued whenever the socket
- * takes it, and closes; the protocol decides everything else.
+ * takes it, and closes; the protocol decides everything else. It knows no protocol's types:
+ * the requests it carries are exchanges (exchange.h) that its protocol creates (HTTP/1: one
+ * at a time, kept in the protocol's per-connection state, up_conn_protocol_state) and lends to
+ * the binding, each pointing back at the connection (ex->conn). What the connection tracks is
+ * whether one is lent (LENT below), not which.
  *
  * ---- Lifecycle ------------------------------------------------------------------------------
  *
  * One state at a time (up_conn_state_t), moved by the loop thread alone:
  *
- *   accept ──▶ OPEN ───── lend (a request to the binding) ─────▶ LENT ── hijack ──▶ LENT_HIJACKING
+ *   accept ──▶ OPEN ───── lend (an exchange to the binding) ───▶ LENT ── hijack ──▶ LENT_HIJACKING
  *               │ ▲                                               │ │                       │    │
  *               │ └────── reclaim (the borrower returned it) ─────┘ │ ◀─────── close ───────┘    │
  *               │                                                   │ (client gone, write        │
@@ -43,7 +47,8 @@
  * (on_close), and HIJACKED is final like CLOSED: memory goes with the last reference. A client
  * gone or a write timeout before the hand-over is a close while lent (LENT_BROKEN): the
  * borrower gets no socket, and the return closes it. Bytes the client sent after the request
- * are the borrower's too (up_http1_lent_unread): they arrived on the socket it now owns.
+ * are the borrower's too (up_http1_lent_unread, given the exchange): they arrived on the socket
+ * it now owns.
  *
  * ---- Threads --------------------------------------------------------------------------------
  *
@@ -95,11 +100,6 @@
 #include "loop/loop.h"
 #include "loop/timer.h"
 
-/* A protocol's exchange under way, named here and defined by the protocol (http1/request.h,
- * http1/response.h). */
-typedef struct up_request_t up_request_t;
-typedef struct up_response_state_t up_response_state_t;
-
 typedef enum up_conn_state_t {
     UP_CONN_OPEN,        /* the loop's: reading and writing as the protocol wants */
     UP_CONN_LENT,        /* a request is lent to another thread until it returns it */
@@ -137,11 +137,6 @@ struct up_conn_t {
     void *user;           /* the binding's, untouched by the engine */
     char remote_addr[INET6_ADDRSTRLEN];
     int eof; /* the client finished sending; loop thread */
-
-    /* The HTTP/1 exchange under way, while HTTP/1 is spoken: the request handed to the
-     * binding, and the response writer's state (http1/response.h). NULL between requests. */
-    up_request_t *req;
-    up_response_state_t *res;
 
     /* up_conn_state_t; written by the loop thread only, read by any (up_conn_any_state). */
     _Atomic int _state;

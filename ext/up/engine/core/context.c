@@ -75,7 +75,7 @@ void up_server_release(up_server_t *server)
         really_free(server);
 }
 
-int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_conn_t *conn),
+int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_exchange_t *ex),
                           void *data)
 {
     if (server->num_handlers == UP_MAX_HANDLERS)
@@ -84,10 +84,10 @@ int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_conn_
     return 0;
 }
 
-int up_server_loop_handle(up_server_t *server, up_conn_t *conn)
+int up_server_loop_handle(up_server_t *server, up_exchange_t *ex)
 {
     for (size_t i = 0; i < server->num_handlers; i++)
-        if (server->handlers[i].serve(server->handlers[i].data, conn))
+        if (server->handlers[i].serve(server->handlers[i].data, ex))
             return 1;
     return 0;
 }

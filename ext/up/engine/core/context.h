@@ -18,6 +18,7 @@
 #include "loop/timer.h"
 
 typedef struct up_conn_t up_conn_t;
+typedef struct up_exchange_t up_exchange_t;
 
 /* Work another thread hands the loop (a publish): run on the loop thread at its next wake-up,
  * in the order handed; run owns the task (frees it). */
@@ -87,22 +88,22 @@ typedef enum up_timer_kind_t {
 
 typedef enum up_request_result_t {
     UP_REQUEST_DONE,    /* the response is queued; the engine goes on with the connection */
-    UP_REQUEST_DEFERRED /* the binding keeps the exchange and gives it back: up_conn_resume */
+    UP_REQUEST_DEFERRED /* the binding keeps the exchange and gives it back: up_conn_lent_return */
 } up_request_result_t;
 
 typedef struct up_server_handler_t {
-    /* A request head and its whole body are in (conn->req). Runs on the loop's owner, with
-     * the exchange already lent to the binding (up_conn_lend). The response is written with
+    /* A request head and its whole body are in (ex->req). Runs on the loop's owner, with
+     * the exchange already lent to the binding (up_conn_loop_lend). The response is written with
      * the up_response_* calls, then DONE is returned, or DEFERRED, and the exchange goes on
-     * elsewhere (another thread, later) until up_conn_resume. */
-    up_request_result_t (*on_request)(up_conn_t *conn, void *user);
+     * elsewhere (another thread, later) until up_conn_lent_return. */
+    up_request_result_t (*on_request)(up_exchange_t *ex, void *user);
     /* A problem worth a log line that no request can report (accept failing, a spool file
      * that cannot be written). Loop thread. */
     void (*on_log)(const char *message, void *user);
     void *user;
-    /* A request the engine answered itself (a static file), its response staged in conn->res:
+    /* A request the engine answered itself (a static file), its response staged in ex->res:
      * for an access log and counters. Loop thread; optional (NULL). */
-    void (*on_served)(up_conn_t *conn, void *user);
+    void (*on_served)(up_exchange_t *ex, void *user);
 } up_server_handler_t;
 
 /* One link of the handler chain a protocol hands every complete request to before the app
@@ -110,7 +111,7 @@ typedef struct up_server_handler_t {
  * serve answers it, staging a whole response, and returns 1, or returns 0 with nothing staged
  * and the response writer as it found it, and the next handler is asked, the app last. */
 typedef struct up_handler_t {
-    int (*serve)(void *data, up_conn_t *conn);
+    int (*serve)(void *data, up_exchange_t *ex);
     void *data;
 } up_handler_t;
 
@@ -156,11 +157,11 @@ void up_server_retain(up_server_t *server);
 void up_server_release(up_server_t *server);
 /* Appends a handler to the chain, after those added before it and before the app. Returns 0,
  * or -1 when the chain holds UP_MAX_HANDLERS already. Before the server runs. */
-int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_conn_t *conn),
+int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_exchange_t *ex),
                           void *data);
-/* Asks the handlers in turn: returns 1 when one answered conn's request, 0 when it goes to
+/* Asks the handlers in turn: returns 1 when one answered ex's request, 0 when it goes to
  * the app. Loop thread. */
-int up_server_loop_handle(up_server_t *server, up_conn_t *conn);
+int up_server_loop_handle(up_server_t *server, up_exchange_t *ex);
 /* The list for UP_TIMER_IDLE timers of duration_ms (see UP_MAX_IDLE_DURATIONS). Loop thread. */
 up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms);
 
