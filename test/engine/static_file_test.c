@@ -305,6 +305,8 @@ static const static_case_t cases[] = {
     {"a WebSocket handshake goes to the app", GET("/hello.txt") "Connection: upgrade\r\n"
      "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
      END, 200, "app: /hello.txt", {NULL}, 1},
+    {"an event-stream request goes to the app", GET("/hello.txt") "Accept: text/event-stream\r\n"
+     END, 200, "app: /hello.txt", {NULL}, 1},
     {"a dotfile goes to the app", GET("/.env") END, 200, "app: /.env", {NULL}, 1},
     {"clean URLs are off by default", GET("/about") END, 200, "app: /about", {NULL}, 1},
     {"no listing by default", GET("/list/") END, 200, "app: /list/", {NULL}, 1},

@@ -84,10 +84,18 @@ int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_excha
     return 0;
 }
 
-int up_server_loop_handle(up_server_t *server, up_exchange_t *ex)
+up_handled_t up_server_loop_handle(up_server_t *server, up_exchange_t *ex,
+                                   void (*lend)(up_exchange_t *ex))
 {
-    for (size_t i = 0; i < server->num_handlers; i++)
-        if (server->handlers[i].serve(server->handlers[i].data, ex))
-            return 1;
-    return 0;
+    for (size_t i = 0; i < server->num_handlers; i++) {
+        if (server->handlers[i].serve(server->handlers[i].data, ex)) {
+            if (server->handler.on_served != NULL)
+                server->handler.on_served(ex, server->handler.user);
+            return UP_HANDLED_HERE;
+        }
+    }
+    lend(ex);
+    return server->handler.on_request(ex, server->handler.user) == UP_REQUEST_DEFERRED
+               ? UP_HANDLED_DEFERRED
+               : UP_HANDLED_DONE;
 }

@@ -106,10 +106,12 @@ typedef struct up_server_handler_t {
     void (*on_served)(up_exchange_t *ex, void *user);
 } up_server_handler_t;
 
-/* One link of the handler chain a protocol hands every complete request to before the app
- * (up_server_loop_handle): the static files. On the loop thread, before the request is lent,
- * serve answers it, staging a whole response, and returns 1, or returns 0 with nothing staged
- * and the response writer as it found it, and the next handler is asked, the app last. */
+/* One link of the handler chain a protocol hands every complete request to
+ * (up_server_loop_handle), the app being the last: the static files. On the loop thread,
+ * before the request is lent, serve answers it, staging a whole response, and returns 1, or
+ * returns 0 with nothing staged and the response writer as it found it, and the next link is
+ * asked. A handler answers only the requests it knows: a request that may become another
+ * protocol (an upgrade, an event stream) is the app's. */
 typedef struct up_handler_t {
     int (*serve)(void *data, up_exchange_t *ex);
     void *data;
@@ -159,9 +161,20 @@ void up_server_release(up_server_t *server);
  * or -1 when the chain holds UP_MAX_HANDLERS already. Before the server runs. */
 int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_exchange_t *ex),
                           void *data);
-/* Asks the handlers in turn: returns 1 when one answered ex's request, 0 when it goes to
- * the app. Loop thread. */
-int up_server_loop_handle(up_server_t *server, up_exchange_t *ex);
+/* What became of a request handed to the chain. */
+typedef enum up_handled_t {
+    UP_HANDLED_HERE,    /* a handler answered it on the loop thread (on_served was told); not
+                         * lent */
+    UP_HANDLED_DONE,    /* the app answered it: lent, and returned to be reclaimed
+                         * (up_conn_loop_reclaim) */
+    UP_HANDLED_DEFERRED /* the app keeps it and returns it later (the protocol's on_resume) */
+} up_handled_t;
+/* How every protocol hands a complete request to the chain: the handlers in turn, then the
+ * app (handler.on_request), which gets the exchange only after lend, the protocol's way of
+ * lending it (its own state made ready for a borrower, then up_conn_loop_lend). The response
+ * writer's state must be fresh (up_response_reset). Loop thread. */
+up_handled_t up_server_loop_handle(up_server_t *server, up_exchange_t *ex,
+                                   void (*lend)(up_exchange_t *ex));
 /* The list for UP_TIMER_IDLE timers of duration_ms (see UP_MAX_IDLE_DURATIONS). Loop thread. */
 up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms);
 

@@ -718,6 +718,8 @@ static int site_redirect(request_t *r)
 
 int up_static_loop_serve(up_static_t *st, up_exchange_t *ex)
 {
+    if (ex->req->upgrade != UP_UPGRADE_NONE)
+        return 0; /* the app's to accept or refuse */
     const up_http1_request_t *head = &ex->req->head;
     int is_get = up_slice_eq(head->method, "GET", 3);
     if (!is_get && !up_slice_eq(head->method, "HEAD", 4)) {

@@ -87,7 +87,8 @@ int up_static_set_error_page(up_static_t *st, const char *path, const char **err
  * when the chain is full. Before the server runs; st outlives the server. */
 int up_static_install(up_static_t *st, up_server_t *server);
 
-/* Answers ex->req if it is the handler's: returns 1 when a whole response was staged
+/* Answers ex->req if it is the handler's (never a request that may become another protocol:
+ * the app's to accept): returns 1 when a whole response was staged
  * (up_response_* calls), 0 when the request goes to the app (nothing staged).
  * The response writer's state must be fresh (up_response_reset). Loop thread, the exchange not
  * lent. */

@@ -268,8 +268,20 @@ static int classify_upgrade(up_conn_t *conn)
     return 0;
 }
 
-/* Returns 1 when the request was answered here, 0 when the binding lent it to a thread (or
- * the connection is no longer HTTP/1's). */
+/* The handler chain found no handler for the request: it goes to the app. */
+static void lend(up_exchange_t *ex)
+{
+    up_conn_t *conn = ex->conn;
+    h1_of(conn)->state = UP_HTTP1_APP;
+    up_conn_loop_set_timer(conn, UP_TIMER_NONE);
+    /* Responses to earlier pipelined requests go out now, not after this one's app call. */
+    up_conn_loop_commit(conn);
+    up_conn_loop_lend(conn);
+}
+
+/* Hands a complete request to the handler chain (core/context.h). Returns 1 when it was
+ * answered and the connection goes on, 0 when the binding lent it to a thread (or the
+ * connection is no longer HTTP/1's). */
 static int dispatch(up_conn_t *conn)
 {
     up_server_t *server = conn->server;
@@ -286,24 +298,15 @@ static int dispatch(up_conn_t *conn)
         h1->state = UP_HTTP1_CLOSING;
         return 0; /* a bad WebSocket handshake was refused */
     }
-    if (server->num_handlers > 0 && ex_of(conn)->req->upgrade == UP_UPGRADE_NONE) {
-        /* The engine's handlers (a static file) answer here, on the loop thread, before the
-         * binding is asked; what none answers goes on to the app. */
-        up_response_reset(ex_of(conn));
-        if (up_server_loop_handle(server, ex_of(conn))) {
-            if (server->handler.on_served != NULL)
-                server->handler.on_served(ex_of(conn), server->handler.user);
-            return request_done(conn) ? 0 : 1;
-        }
-    }
-    h1->state = UP_HTTP1_APP;
-    up_conn_loop_set_timer(conn, UP_TIMER_NONE);
-    /* Responses to earlier pipelined requests go out now, not after this one's app call. */
-    up_conn_loop_commit(conn);
     up_response_reset(ex_of(conn));
-    up_conn_loop_lend(conn);
-    if (server->handler.on_request(ex_of(conn), server->handler.user) == UP_REQUEST_DEFERRED)
+    switch (up_server_loop_handle(server, ex_of(conn), lend)) {
+    case UP_HANDLED_HERE:
+        return request_done(conn) ? 0 : 1;
+    case UP_HANDLED_DEFERRED:
         return 0;
+    case UP_HANDLED_DONE:
+        break;
+    }
     if (up_conn_loop_reclaim(conn) != 0 || request_done(conn))
         return 0;
     return 1;
