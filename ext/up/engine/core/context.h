@@ -67,18 +67,26 @@ typedef struct up_server_config_t {
 
 void up_server_config_defaults(up_server_config_t *cfg);
 
+/* Kinds from UP_TIMER_PROTOCOL on that the protocols share out among themselves (HTTP/1 has
+ * two). */
+#define UP_MAX_PROTOCOL_TIMERS 4
+
 /* The timers a connection can be armed for. The fixed kinds have a list each in the server,
- * all of one duration from the config; UP_TIMER_IDLE is a protocol's timer of the
- * connection's own duration (a WebSocket's idle timeout), kept in a list per distinct duration
- * (up_server_idle_timers). */
+ * all of one duration: the engine's own from the config, a protocol's set by that protocol
+ * when the server is made (HTTP/1's: http1/http1.h). UP_TIMER_IDLE is a protocol's timer of
+ * the connection's own duration (a WebSocket's idle timeout), kept in a list per distinct
+ * duration (up_server_idle_timers). */
 typedef enum up_timer_kind_t {
     UP_TIMER_NONE,
-    UP_TIMER_KEEPALIVE, /* idle between requests */
-    UP_TIMER_HEAD,      /* a request head arriving: runs from its first byte, never restarted */
-    UP_TIMER_BODY,      /* a pause while a body arrives */
-    UP_TIMER_WRITE,     /* a pause while output waits for the client */
-    UP_TIMER_LINGER,    /* a lingering close: runs from the shutdown, never restarted */
-    UP_TIMER__FIXED,    /* the kinds above have a list each in server->timers */
+    UP_TIMER_HEAD,     /* a transport's handshake, and a protocol's start of a request (HTTP/1's
+                        * head): runs from its first byte, never restarted (head_timeout_ms) */
+    UP_TIMER_WRITE,    /* a pause while output waits for the client */
+    UP_TIMER_LINGER,   /* a lingering close: runs from the shutdown, never restarted */
+    UP_TIMER_PROTOCOL, /* the first of UP_MAX_PROTOCOL_TIMERS kinds a protocol names and sets
+                        * (up_timer_list_init on server->timers[kind]); they restart on every
+                        * event */
+    /* the kinds above have a list each in server->timers */
+    UP_TIMER__FIXED = UP_TIMER_PROTOCOL + UP_MAX_PROTOCOL_TIMERS,
     UP_TIMER_IDLE = UP_TIMER__FIXED /* the connection's own duration; restarts on every event */
 } up_timer_kind_t;
 

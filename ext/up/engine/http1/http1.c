@@ -83,7 +83,7 @@ static void settle_state(up_conn_t *conn)
         /* While max_pipeline responses wait, parsing stops, and so does reading: a client
          * that pipelines without reading cannot make the server buffer without bound. */
         up_conn_loop_want_read(conn, h1->queued < server->config.max_pipeline);
-        up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
+        up_conn_loop_set_timer(conn, UP_HTTP1_TIMER_KEEPALIVE);
         break;
     case UP_HTTP1_HEAD:
     case UP_HTTP1_BODY:
@@ -94,7 +94,7 @@ static void settle_state(up_conn_t *conn)
             return;
         }
         up_conn_loop_want_read(conn, h1->queued < server->config.max_pipeline);
-        up_conn_loop_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_TIMER_BODY);
+        up_conn_loop_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_HTTP1_TIMER_BODY);
         break;
     case UP_HTTP1_APP:
         up_conn_loop_set_timer(conn, UP_TIMER_NONE);
@@ -524,12 +524,19 @@ static void http1_on_close(up_conn_t *conn)
     end_stream(conn);
 }
 
+void up_http1_init_timers(up_server_t *server)
+{
+    up_timer_list_init(&server->timers[UP_HTTP1_TIMER_KEEPALIVE],
+                       server->config.keepalive_timeout_ms);
+    up_timer_list_init(&server->timers[UP_HTTP1_TIMER_BODY], server->config.body_timeout_ms);
+}
+
 void up_http1_start(up_conn_t *conn)
 {
     h1_of(conn)->state = UP_HTTP1_IDLE;
     ex_of(conn)->conn = conn;
     up_conn_loop_want_read(conn, 1);
-    up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
+    up_conn_loop_set_timer(conn, UP_HTTP1_TIMER_KEEPALIVE);
 }
 
 const up_protocol_t up_http1_protocol = {

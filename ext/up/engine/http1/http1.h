@@ -56,6 +56,14 @@ typedef struct up_http1_t {
 
 extern const up_protocol_t up_http1_protocol;
 
+/* HTTP/1's timers (core/context.h): between requests (keepalive_timeout_ms), and a pause while
+ * a body arrives (body_timeout_ms); a head runs on the engine's UP_TIMER_HEAD, which a
+ * transport's handshake runs on too, so that a handshake and the first head count as one. */
+#define UP_HTTP1_TIMER_KEEPALIVE ((up_timer_kind_t)(UP_TIMER_PROTOCOL + 0))
+#define UP_HTTP1_TIMER_BODY ((up_timer_kind_t)(UP_TIMER_PROTOCOL + 1))
+/* Sets the lists of HTTP/1's timers in a new server, from its config. */
+void up_http1_init_timers(up_server_t *server);
+
 /* Starts HTTP/1 on a new connection: waiting for a request, on the keep-alive timer. */
 void up_http1_start(up_conn_t *conn);
 /* From the thread that has the exchange: once this response is finished (a 101, or the head

@@ -111,12 +111,12 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
     server->handler = *handler;
     up_buffer_pool_init(&server->pool);
     up_date_init(&server->date);
-    up_timer_list_init(&server->timers[UP_TIMER_NONE], 0);
-    up_timer_list_init(&server->timers[UP_TIMER_KEEPALIVE], cfg->keepalive_timeout_ms);
+    for (int kind = 0; kind < UP_TIMER__FIXED; kind++)
+        up_timer_list_init(&server->timers[kind], 0); /* a protocol sets its own below */
     up_timer_list_init(&server->timers[UP_TIMER_HEAD], cfg->head_timeout_ms);
-    up_timer_list_init(&server->timers[UP_TIMER_BODY], cfg->body_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_WRITE], cfg->write_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_LINGER], UP_LINGER_TIMEOUT_MS);
+    up_http1_init_timers(server);
     atomic_init(&server->mail_head, NULL);
     atomic_init(&server->task_head, NULL);
     atomic_init(&server->refs, 1);
