@@ -63,7 +63,7 @@ typedef struct up_node_slot_t {
 typedef struct up_node_server_t {
     napi_env env;
     up_loop_t *loop;
-    up_server_t *server;
+    up_context_t *server;
     napi_ref on_request; /* function(head, body, remoteAddr, listenerHost) */
     napi_ref on_log;     /* function(line) */
     napi_ref meta_ref;

@@ -102,7 +102,7 @@ static void after_batch(void *owner)
     /* What JavaScript wrote goes out now, not at the loop's next wake-up (the wake-up its
      * writes asked for finds nothing left then): no JavaScript is running, so this is the
      * engine's wake-up work at a point where the loop could have run it. */
-    up_server_t *server = u->srv->server;
+    up_context_t *server = u->srv->server;
     up_conn_loop_take_mail(server);
     up_conn_loop_run_deferred(server);
 }

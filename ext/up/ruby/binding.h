@@ -88,7 +88,7 @@ typedef struct up_rb_server_t {
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
-    up_server_t *server;
+    up_context_t *server;
     up_server_config_t config;
     int num_threads;        /* app threads, at least 1 */
     int early_hints;        /* whether envs get rack.early_hints */

@@ -128,7 +128,7 @@ typedef struct up_conn_waiter_t {
 
 struct up_conn_t {
     up_watcher_t _watcher; /* first: the loop hands it back to conn_on_event */
-    up_server_t *server;
+    up_context_t *server;
     const up_listener_t *listener; /* kept as long as the server (listener.h) */
     const up_transport_t *transport;
     void *transport_data; /* the transport's own state (TLS), NULL for TCP */
@@ -179,7 +179,7 @@ struct up_conn_t {
  * listener's transport, opened with the listener's context (listener NULL: plain TCP).
  * Returns the connection (it may already be closed if the first read failed), or NULL when
  * the transport could not be set up (the socket is closed and a line logged). */
-up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener,
+up_conn_t *up_conn_loop_accept(up_context_t *server, const up_listener_t *listener,
                                const up_protocol_t *protocol, int fd,
                                const struct sockaddr *addr);
 /* The conn_state_size bytes (protocol.h) the connection's first protocol keeps for the
@@ -227,7 +227,7 @@ void up_conn_loop_lend(up_conn_t *conn);
 int up_conn_loop_reclaim(up_conn_t *conn);
 /* The server's wake-up: takes every connection's mail (output, returned exchanges, close
  * requests) in the order the connections were posted to. */
-void up_conn_loop_take_mail(up_server_t *server);
+void up_conn_loop_take_mail(up_context_t *server);
 /* The loop's timer check: conn's timer expired. */
 void up_conn_loop_on_timeout(up_conn_t *conn);
 /* Closes at once even a lent connection: its borrower is gone for good (the server is being
@@ -236,12 +236,12 @@ void up_conn_loop_close_abandoned(up_conn_t *conn);
 /* Writes conn once, at the end of the loop's wake-up (a fan-out writes many messages to many
  * connections: each is written once, not once per message). Holds a reference meanwhile. */
 void up_conn_loop_defer_update(up_conn_t *conn);
-void up_conn_loop_run_deferred(up_server_t *server);
+void up_conn_loop_run_deferred(up_context_t *server);
 /* Reads, for each connection whose transport held input that no event announces (transport.h,
  * pending), what it holds: the loop was woken for them. At a wake-up, before the deferred
  * writes. The drop variant lets go of them unread (the server is being freed). */
-void up_conn_loop_run_deferred_reads(up_server_t *server);
-void up_conn_loop_drop_deferred_reads(up_server_t *server);
+void up_conn_loop_run_deferred_reads(up_context_t *server);
+void up_conn_loop_drop_deferred_reads(up_context_t *server);
 /* Appends a reference to shared bytes to the output of an OPEN connection (a broadcast frame;
  * the loop's own, no mail). Returns 0, or -1 when the connection is not OPEN. */
 int up_conn_loop_queue_shared(up_conn_t *conn, up_shared_t *shared, size_t offset, size_t len);

@@ -1,11 +1,13 @@
 #ifndef UP_CONTEXT_H
 #define UP_CONTEXT_H
 
-/* A server's per-loop context (up_server_t, one per worker process, driven by one loop): its
+/* A server's per-loop context (up_context_t, one per worker process, driven by one loop): its
  * limits and timeouts, the bridge to the binding that answers requests, the buffer pool, the
  * Date header, the timer lists, and the lists other threads hand the loop work through (mail,
  * tasks). Connections (conn.h) live in it; its listening sockets and its lifecycle (new, stop,
- * free) are server/server.h's, above the connections. */
+ * free) are server/server.h's, above the connections. Its functions, here and there, keep the
+ * up_server_ prefix (up_server_retain, up_server_new), and variables holding it are called
+ * server. */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +25,7 @@ typedef struct up_exchange_t up_exchange_t;
 /* Work another thread hands the loop (a publish): run on the loop thread at its next wake-up,
  * in the order handed; run owns the task (frees it). */
 typedef struct up_task_t {
-    void (*run)(up_server_t *server, struct up_task_t *task);
+    void (*run)(up_context_t *server, struct up_task_t *task);
     struct up_task_t *_next;
 } up_task_t;
 
@@ -127,7 +129,7 @@ typedef struct up_handler_t {
 
 #define UP_MAX_HANDLERS 4
 
-struct up_server_t {
+struct up_context_t {
     up_loop_t *loop;
     up_server_config_t config;
     up_server_handler_t handler;
@@ -161,13 +163,13 @@ struct up_server_t {
 };
 
 /* Hands task to the loop and wakes it. Any thread, while the server runs. */
-void up_server_any_task(up_server_t *server, up_task_t *task);
+void up_server_any_task(up_context_t *server, up_task_t *task);
 /* References to the server's memory (conn.c, server.c). Any thread. */
-void up_server_retain(up_server_t *server);
-void up_server_release(up_server_t *server);
+void up_server_retain(up_context_t *server);
+void up_server_release(up_context_t *server);
 /* Appends a handler to the chain, after those added before it and before the app. Returns 0,
  * or -1 when the chain holds UP_MAX_HANDLERS already. Before the server runs. */
-int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_exchange_t *ex),
+int up_server_add_handler(up_context_t *server, int (*serve)(void *data, up_exchange_t *ex),
                           void *data);
 /* What became of a request handed to the chain. */
 typedef enum up_handled_t {
@@ -181,9 +183,9 @@ typedef enum up_handled_t {
  * app (handler.on_request), which gets the exchange only after lend, the protocol's way of
  * lending it (its own state made ready for a borrower, then up_conn_loop_lend). The response
  * writer's state must be fresh (up_response_reset). Loop thread. */
-up_handled_t up_server_loop_handle(up_server_t *server, up_exchange_t *ex,
+up_handled_t up_server_loop_handle(up_context_t *server, up_exchange_t *ex,
                                    void (*lend)(up_exchange_t *ex));
 /* The list for UP_TIMER_IDLE timers of duration_ms (see UP_MAX_IDLE_DURATIONS). Loop thread. */
-up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms);
+up_timer_list_t *up_server_idle_timers(up_context_t *server, unsigned duration_ms);
 
 #endif

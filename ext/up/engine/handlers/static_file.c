@@ -778,7 +778,7 @@ static int serve(void *st, up_exchange_t *ex)
     return up_static_loop_serve(st, ex);
 }
 
-int up_static_install(up_static_t *st, up_server_t *server)
+int up_static_install(up_static_t *st, up_context_t *server)
 {
     return up_server_add_handler(server, serve, st);
 }

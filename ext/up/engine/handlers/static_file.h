@@ -85,7 +85,7 @@ int up_static_set_error_page(up_static_t *st, const char *path, const char **err
 
 /* Puts st in server's handler chain (context.h), to be asked before the app. Returns 0, or -1
  * when the chain is full. Before the server runs; st outlives the server. */
-int up_static_install(up_static_t *st, up_server_t *server);
+int up_static_install(up_static_t *st, up_context_t *server);
 
 /* Answers ex->req if it is the handler's (never a request that may become another protocol:
  * the app's to accept): returns 1 when a whole response was staged

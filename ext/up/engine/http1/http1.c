@@ -29,7 +29,7 @@ static up_http1_stream_t *stream_of(up_conn_t *conn)
 /* The stream of the request that begins, taken from the pool (see http1.h). */
 static up_http1_stream_t *begin_stream(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_buffer_t *buf = &h1_of(conn)->stream;
     if (buf->base == NULL) {
         up_buffer_reserve(buf, &server->pool,
@@ -48,7 +48,7 @@ static up_http1_stream_t *begin_stream(up_conn_t *conn)
 /* Gives the stream back to the pool; the connection holds nothing for requests now. */
 static void end_stream(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     if (h1_of(conn)->stream.base == NULL)
         return;
     up_request_body_reset(&ex_of(conn)->req->body, &server->pool);
@@ -64,7 +64,7 @@ static void end_stream(up_conn_t *conn)
 static void settle_state(up_conn_t *conn)
 {
     up_http1_t *h1 = h1_of(conn);
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     switch (h1->state) {
     case UP_HTTP1_IDLE:
         if (conn->eof) {
@@ -159,7 +159,7 @@ up_slice_t up_http1_lent_unread(const up_exchange_t *ex)
  * 0, or 1 when the connection switched to another protocol. */
 static int request_done(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_http1_t *h1 = h1_of(conn);
     if (!ex_of(conn)->res->finished) {
         /* The binding returned without finishing its response: nothing sane can follow it on
@@ -284,7 +284,7 @@ static void lend(up_exchange_t *ex)
  * connection is no longer HTTP/1's). */
 static int dispatch(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_http1_t *h1 = h1_of(conn);
     up_http1_stream_t *x = stream_of(conn);
     if (conn->_rbuf.base + conn->_rpos != x->head_at) {
@@ -315,7 +315,7 @@ static int dispatch(up_conn_t *conn)
 /* Returns 1 to go on parsing, 0 to wait for more bytes or stop. */
 static int handle_head(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_http1_t *h1 = h1_of(conn);
     size_t avail = conn->_rbuf.len - conn->_rpos;
     if (avail == 0) {
@@ -524,7 +524,7 @@ static void http1_on_close(up_conn_t *conn)
     end_stream(conn);
 }
 
-void up_http1_init_timers(up_server_t *server)
+void up_http1_init_timers(up_context_t *server)
 {
     up_timer_list_init(&server->timers[UP_HTTP1_TIMER_KEEPALIVE],
                        server->config.keepalive_timeout_ms);

@@ -62,7 +62,7 @@ extern const up_protocol_t up_http1_protocol;
 #define UP_HTTP1_TIMER_KEEPALIVE ((up_timer_kind_t)(UP_TIMER_PROTOCOL + 0))
 #define UP_HTTP1_TIMER_BODY ((up_timer_kind_t)(UP_TIMER_PROTOCOL + 1))
 /* Sets the lists of HTTP/1's timers in a new server, from its config. */
-void up_http1_init_timers(up_server_t *server);
+void up_http1_init_timers(up_context_t *server);
 
 /* Starts HTTP/1 on a new connection: waiting for a request, on the keep-alive timer. */
 void up_http1_start(up_conn_t *conn);
