@@ -5,9 +5,9 @@
  * limits and timeouts, the bridge to the binding that answers requests, the buffer pool, the
  * Date header, the timer lists, and the lists other threads hand the loop work through (mail,
  * tasks). Connections (conn.h) live in it; its listening sockets and its lifecycle (new, stop,
- * free) are server/server.h's, above the connections. Its functions, here and there, keep the
- * up_server_ prefix (up_server_retain, up_server_new), and variables holding it are called
- * server. */
+ * free) are server/server.h's, above the connections. Its functions, in this file and in
+ * server/server.h, keep the up_server_ prefix (up_server_retain, up_server_new), and variables
+ * holding it are called server. */
 
 #include <pthread.h>
 #include <stdatomic.h>

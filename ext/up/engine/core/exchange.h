@@ -3,10 +3,11 @@
 
 /* One exchange: a request and its response, on a connection. A protocol creates its exchanges
  * and lends each to the binding (up_server_handler_t's on_request), which answers it with the
- * response writer (http1/response.h) and gives it back; the binding sees exchanges, never the
- * protocol that carries them. HTTP/1 has one exchange per connection at a time, embedded in
- * its per-connection state (no allocation per request); a protocol that multiplexes (HTTP/2)
- * has several at once on one connection, each with its stream's state.
+ * response writer (http1/response.h) and gives it back; the binding is handed exchanges, not
+ * connections (for what is the connection's, a hijack or back-pressure, it follows ex->conn).
+ * HTTP/1 has one exchange per connection at a time, embedded in its per-connection state (no
+ * allocation per request); a protocol that multiplexes (HTTP/2) has several at once on one
+ * connection, each with its stream's state.
  *
  * ---- Lifecycle ------------------------------------------------------------------------------
  *
@@ -21,11 +22,12 @@
  * ARRIVING and HANDLED are the loop thread's; LENT is the borrower's alone (it writes the
  * response and may pass the exchange to another thread); DONE is the protocol's again, which
  * then ends the exchange: HTTP/1 keeps the same object for the connection's next request (req
- * and res NULL once the connection is idle), or lets go of it when the connection switches protocol (a 101,
- * an event stream) or closes. A connection closed while its exchange is lent (LENT_BROKEN,
- * conn.h) leaves the exchange with its borrower until returned: the writer's calls report
- * the client gone. req and res are the protocol's types, named here only: the request's head
- * and body (http1/request.h) and the response writer's state (http1/response.h). */
+ * and res NULL once the connection is idle), or lets go of it when the connection switches
+ * protocol (a 101, an event stream) or closes. A connection closed while its exchange is lent
+ * (LENT_BROKEN, conn.h) leaves the exchange with its borrower until returned: the writer's
+ * calls report the client gone. req and res are the protocol's types, named here only: the
+ * request's head and body (http1/request.h) and the response writer's state
+ * (http1/response.h). */
 
 typedef struct up_conn_t up_conn_t;
 typedef struct up_request_t up_request_t;
