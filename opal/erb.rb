@@ -162,18 +162,35 @@ class ERB
 
   def initialize(template, legacy_safe = nil, legacy_trim = nil, legacy_eoutvar = '_erbout', trim_mode: legacy_trim,
                  eoutvar: legacy_eoutvar)
-    @src = Compiler.new(trim_mode, eoutvar).compile(template.to_s)
+    @template = template.to_s
+    @src = Compiler.new(trim_mode, eoutvar).compile(@template)
     @lineno = 0
+  end
+
+  # Templates compiled when the bundle was built (Up::Node::Rewriters::ErbTemplates): text
+  # => [the names the template reads freely, a block taking a Hash of those that are the
+  # binding's locals].
+  PRECOMPILED = {}
+
+  def self.up_precompiled(text, names, &body)
+    PRECOMPILED[text] = [names, body]
   end
 
   def encoding
     Encoding::UTF_8
   end
 
-  # The template's output, its code run with binding's locals and self (Opal's Kernel#eval
-  # with a Binding), or in a new object without one.
+  # The template's output, its code run with binding's locals and self: the block compiled
+  # at build time when there is one, else Opal's Kernel#eval with the Binding; in a new
+  # object without a binding.
   def result(binding = nil)
-    binding ? eval(@src, binding) : ::Object.new.instance_eval(@src)
+    return ::Object.new.instance_eval(@src) unless binding
+
+    names, body = PRECOMPILED[@template]
+    return eval(@src, binding) unless body
+
+    locals = names.select { |name| binding.local_variable_defined?(name) }
+    binding.receiver.instance_exec(locals.to_h { |name| [name, binding.local_variable_get(name)] }, &body)
   end
 
   # The template's output, with hash's keys as the locals.

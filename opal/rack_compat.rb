@@ -4,9 +4,10 @@
 #
 # A build loads it as its own unit after Opal's corelib and before the app: it replaces
 # Opal.regexp, which each compiled file binds when it loads, so only files loaded after it
-# get Ruby regexp semantics. The stdlib shims (uri, tempfile, digest, zlib, cgi/escape) and
-# the replaced Rack files (rack/lint, rack/multipart/parser) sit in opal/ under their own
-# names and win by load-path order; this file loads the patches.
+# get Ruby regexp semantics. The stdlib shims (uri, tempfile, digest, zlib, cgi/escape) sit
+# in opal/ under their own names and win by load-path order; this file loads the rest. Rack's
+# own files that cannot work as written are patched when the app is built
+# (lib/up/node/rewriters/gem_patches.rb), not copied here.
 
 # Opal's Node platform, pack/unpack, and Mutex for Rack::Lock (Node runs Ruby on one thread).
 require 'nodejs'
@@ -31,17 +32,10 @@ require 'rack_compat/node_paths'
 require 'rack_compat/string_scanner'
 require 'rack_compat/pack'
 require 'rack_compat/json'
+# MRI's Marshal (rack-session's default cookie coder), in our own code (opal/marshal.rb).
+require 'marshal'
 
-# Rack methods that mutate strings or need runtime ERB, rewritten; each file requires the
-# Rack file it patches.
-require 'rack_compat/utils'
+# Rack parsing of query strings and cookies, reading bytes that form UTF-8 as text.
 require 'rack_compat/byte_input'
-require 'rack_compat/media_type'
-require 'rack_compat/request'
-require 'rack_compat/mock_response'
-require 'rack_compat/common_logger'
-require 'rack_compat/show_exceptions'
-require 'rack_compat/show_status'
-require 'rack_compat/multipart_generator'
-require 'rack_compat/rewindable_input'
-require 'rack_compat/directory'
+# The access log's time, once a second (Rack::CommonLogger's, patched at build time).
+require 'rack_compat/log_time'

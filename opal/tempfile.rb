@@ -44,7 +44,7 @@ class Tempfile
     prefix, suffix = basename.is_a?(Array) ? basename : [basename, '']
     dir = tmpdir || `require('os').tmpdir()`
     name = "#{prefix}#{Time.now.strftime('%Y%m%d')}-#{`process.pid`}-#{rand(0x100000000).to_s(36)}#{suffix}"
-    @path = `require('path').join(#{dir}, #{name})`
+    @path = `require('path').join(String(#{dir}), String(#{name}))`
     @fd = `require('fs').openSync(#{@path}, 'w+', 0o600)`
     @pos = 0
     @held = `{ fd: #{@fd}, path: #{@path} }`

@@ -82,6 +82,14 @@ class TestCLI < Minitest::Test
     server&.stop
   end
 
+  # Every runtime takes the same options: up_ruby boots with --no-http2 and serves HTTP/1.1.
+  def test_no_http2_is_accepted
+    server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "--no-http2", HELLO)
+    assert_equal "Hello World\n", raw_request("GET / HTTP/1.1\r\nHost: h\r\n\r\n", port: server.port).body
+  ensure
+    server&.stop
+  end
+
   def test_missing_config_ru_is_a_clear_error
     status, out = run_cli("-p", "0", "nope/config.ru")
     assert_equal 1, status.exitstatus

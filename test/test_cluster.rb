@@ -147,9 +147,12 @@ class TestCluster < Minitest::Test
   def test_process_titles_tell_the_master_from_the_workers
     server = start_up("-w", "2")
     pids = booted(server, 2)
-    assert_equal "up_ruby master (127.0.0.1:#{server.port})", File.read("/proc/#{server.pid}/cmdline").delete("\0")
+    app = File.basename(File.dirname(File.expand_path(APP, CLIProcess::ROOT)))
+    assert_equal "up_ruby #{Up::VERSION} master [#{app}] tcp://127.0.0.1:#{server.port}",
+                 File.read("/proc/#{server.pid}/cmdline").delete("\0")
     pids.each_with_index do |pid, i|
-      assert_equal "up_ruby worker #{i} (127.0.0.1:#{server.port})", File.read("/proc/#{pid}/cmdline").delete("\0")
+      assert_equal "up_ruby #{Up::VERSION} worker #{i} [#{app}] tcp://127.0.0.1:#{server.port}",
+                   File.read("/proc/#{pid}/cmdline").delete("\0")
     end
   end
 

@@ -73,6 +73,26 @@ class TestConfigFile < Minitest::Test
     end
   end
 
+  def test_acme_directives_add_names_and_set_the_rest
+    Dir.mktmpdir do |dir|
+      path = write(dir, <<~RUBY)
+        acme_domain "example.com"
+        acme_domain "WWW.example.com"
+        acme_email "ops@example.com"
+        acme_dir "/var/lib/up/acme"
+        acme_staging true
+      RUBY
+      file = Up::ConfigFile.load(path)
+      options = Up::Options.new(file.values, names: file.names)
+      assert_equal %w[example.com www.example.com], options[:acme_domains]
+      assert_equal ["ops@example.com", "/var/lib/up/acme", true], options.to_h.values_at(:acme_email, :acme_dir, :acme_staging)
+      File.write(path, %(acme_domain "example.com"\nacme_domain "*.example.com"\n))
+      file = Up::ConfigFile.load(path)
+      error = assert_raises(Up::Options::Error) { Up::Options.new(file.values, names: file.names) }
+      assert_match(/\A#{Regexp.escape(path)}:2: acme_domain "\*.example.com" is not a domain name/, error.message)
+    end
+  end
+
   def test_unknown_directives_and_broken_files_name_the_line
     Dir.mktmpdir do |dir|
       REFUSED.each do |text, message|

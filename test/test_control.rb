@@ -8,6 +8,7 @@ require_relative "support/cli_process"
 require "json"
 require "time"
 require "tmpdir"
+require "fileutils"
 
 class TestControl < Minitest::Test
   include UpTestHelpers
@@ -123,6 +124,98 @@ class TestControl < Minitest::Test
       assert_equal 1, code
       assert_includes err, "wrong or missing token"
       assert_equal "Hello World", get("/", port: server.port).body, "still serving"
+    ensure
+      server&.stop
+    end
+  end
+
+  def test_help_describes_each_command
+    out, _err, code = upctl("-h")
+    assert_equal 0, code
+    %w[status stats restart phased-restart stop halt reopen-logs reload-certs].each do |command|
+      assert_match(/^ +#{command} +[A-Z]\w+ \w+/, out, "#{command} is described on its line")
+    end
+    %w[--config --state-path --control-url --control-token --pid-file].each { |flag| assert_includes out, flag }
+  end
+
+  # A config file with the control endpoint, its token and a state file, as an app keeps it.
+  def write_config(dir, token: "s3cret")
+    FileUtils.mkdir_p(File.join(dir, "config"))
+    File.write(File.join(dir, "config", "up.rb"), <<~RUBY)
+      control_url "unix://#{dir}/ctl.sock"
+      #{"control_token #{token.inspect}" if token}
+      state_path "#{dir}/up.state"
+    RUBY
+    File.write(File.join(dir, "config.ru"), File.read(File.join(CLIProcess::ROOT, "test/rackup/hello.ru")))
+  end
+
+  def upctl_in(dir, *args)
+    require "open3"
+    out, err, status = Timeout.timeout(20) { Open3.capture3(RbConfig.ruby, UPCTL, *args, chdir: dir) }
+    [out, err, status.exitstatus]
+  end
+
+  def test_upctl_reads_config_up_rb_or_the_file_c_names
+    Dir.mktmpdir do |dir|
+      write_config(dir)
+      server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", chdir: dir)
+      server.wait_for(/control on/)
+      out, err, code = upctl_in(dir, "stats") # config/up.rb, found in the app's directory
+      assert_equal 0, code, err
+      assert_equal server.pid, JSON.parse(out)["pid"]
+      out, err, code = upctl("-C", File.join(dir, "config", "up.rb"), "stats") # from elsewhere
+      assert_equal 0, code, err
+      assert_equal server.pid, JSON.parse(out)["pid"]
+      out, _err, code = upctl_in(dir, "status")
+      assert_equal [0, "UP! is running (pid #{server.pid})\n"], [code, out]
+      _out, err, code = upctl_in(dir, "stop")
+      assert_equal 0, code, err
+      assert server.wait.success?
+      out, _err, code = upctl_in(dir, "status")
+      assert_equal [1, "UP! is not running (pid #{server.pid} is gone)\n"], [code, out]
+    ensure
+      server&.stop
+    end
+  end
+
+  def test_status_by_the_control_endpoint_alone
+    Dir.mktmpdir do |dir|
+      server = start(dir, "-w", "1")
+      out, _err, code = upctl("--control-url", @ctl, "-T", "s3cret", "status")
+      assert_equal [0, "UP! is running (#{@ctl})\n"], [code, out]
+      server.stop
+      out, _err, code = upctl("--control-url", @ctl, "-T", "s3cret", "status")
+      assert_equal 1, code
+      assert_match(/\AUP! is not running \(#{Regexp.escape(@ctl)}: /, out)
+    end
+  end
+
+  def test_without_a_place_to_look_upctl_says_what_it_needs
+    Dir.mktmpdir do |dir|
+      _out, err, code = upctl_in(dir, "stats")
+      assert_equal 1, code
+      assert_includes err, "upctl: where is the server? Give --control-url, --pid-file or --state-path"
+    end
+  end
+
+  # The token the server made is in the state file (mode 0600), and the same after a hot
+  # restart, so upctl, reading that file, keeps working across restarts.
+  def test_a_made_token_is_in_the_state_file_and_survives_hot_restarts
+    Dir.mktmpdir do |dir|
+      write_config(dir, token: nil)
+      server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "2", chdir: dir)
+      token = server.wait_for(/control on unix:\S+ \(token (\h{32})\)/)[1]
+      state = File.join(dir, "up.state")
+      assert_equal 0o600, File.stat(state).mode & 0o777
+      assert_equal({ "pid" => server.pid, "control_url" => "unix://#{dir}/ctl.sock", "control_token" => token,
+                     "version" => Up::VERSION, "runtime" => "up_ruby" }, JSON.parse(File.read(state)))
+      _out, err, code = upctl_in(dir, "restart")
+      assert_equal 0, code, err
+      server.wait_for(/re-executing.*control on unix:\S+ \(token (\h{32})\)/m) { |m| assert_equal token, m[1] }
+      assert_equal token, JSON.parse(File.read(state))["control_token"]
+      out, err, code = upctl("-S", state, "stats")
+      assert_equal 0, code, err
+      assert_equal server.pid, JSON.parse(out)["pid"]
     ensure
       server&.stop
     end

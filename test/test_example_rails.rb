@@ -40,6 +40,21 @@ class TestExampleRails < Minitest::Test
     assert @server.wait.success?, @server.output
   end
 
+  # Rails names the server it boots after the handler (ours says UP!), and a port in use ends
+  # the start with UP!'s one line, status 1, between Rails' own lines ("=> ...", "Exiting").
+  def test_rails_s_dash_u_up_boots_up_and_says_a_taken_port_in_one_line
+    taken = TCPServer.new("127.0.0.1", 0)
+    port = taken.addr[1]
+    @server = in_rails_dir("rails", "s", "-u", "up", "-p", port.to_s, "-b", "127.0.0.1", "-P",
+                           File.join(@dir, "server.pid"), wait: false)
+    assert_equal 1, @server.wait(timeout: 45).exitstatus, @server.output
+    assert_includes @server.output, "=> Booting UP!\n"
+    assert_equal ["up: cannot listen on tcp://127.0.0.1:#{port}: Address already in use - bind(2) for 127.0.0.1:#{port}\n"],
+                 @server.output.lines.grep_v(/\A(=> |Exiting\n)/)
+  ensure
+    taken&.close
+  end
+
   def test_rackup_dash_s_up_serves_the_scaffold
     @server = in_rails_dir("rackup", "-s", "up", "-p", "0", "-o", "127.0.0.1")
     check_the_scaffold

@@ -3,15 +3,21 @@
 # A request waits for the app only when every thread that could take it is busy: with the
 # default settings (-t 5) four slow calls leave room for a fast one, and in a cluster a worker
 # whose only thread is busy leaves new connections to a worker that is idle, as Puma's do.
+# Connections held open (keep-alive, WebSocket, SSE) spread over the workers too, whether they
+# come one after another or all at once: each one asks test/rackup/pid.ru which worker serves
+# it and stays open, so the count per pid is what each worker holds.
 require_relative "helper"
 require_relative "support/cli_process"
 require_relative "support/deadline_reads"
+require_relative "support/up_process"
 
 class TestLoadSpread < Minitest::Test
   include UpTestHelpers
   include DeadlineReads
 
   APP = "test/rackup/slow_fast.ru"
+  PID_APP = "test/rackup/pid.ru"
+  HELD = 400
 
   def teardown
     super
@@ -77,5 +83,78 @@ class TestLoadSpread < Minitest::Test
               "(slowest #{fast_times.max.round(3)} s, median #{fast_times.sort[fast_times.size / 2].round(3)} s)"
     assert_operator slow_count, :>=, 3, summary
     assert_operator quick, :>=, (fast_times.size * 0.8).ceil, summary
+  end
+
+  def test_connections_opened_one_after_another_spread_over_two_workers
+    start_cluster(2)
+    held = Array.new(HELD) { worker_of(open_held) }
+    assert_each_worker_holds(held, 2, 0.3..0.7, "opened one after another")
+  end
+
+  def test_connections_opened_in_a_burst_spread_over_two_workers
+    start_cluster(2)
+    assert_each_worker_holds(burst, 2, 0.3..0.7, "opened in a burst")
+  end
+
+  # The same on `up`: its workers share the sockets through the engine on Node's loop.
+  def test_up_spreads_connections_opened_one_after_another_over_two_workers
+    start_cluster(2, command: [RbConfig.ruby, UpProcess::EXE])
+    held = Array.new(HELD) { worker_of(open_held) }
+    assert_each_worker_holds(held, 2, 0.3..0.7, "opened one after another on up")
+  end
+
+  def test_up_spreads_connections_opened_in_a_burst_over_two_workers
+    start_cluster(2, command: [RbConfig.ruby, UpProcess::EXE])
+    assert_each_worker_holds(burst, 2, 0.3..0.7, "opened in a burst on up")
+  end
+
+  def test_no_worker_of_four_holds_more_than_twice_its_share
+    start_cluster(4)
+    sequential = Array.new(HELD) { worker_of(open_held) }
+    assert_each_worker_holds(sequential, 4, 0.0..0.5, "opened one after another")
+    close_sockets
+    assert_each_worker_holds(burst, 4, 0.0..0.5, "opened in a burst")
+  end
+
+  private
+
+  # up_ruby by default; its log says "worker 0 booted (pid N)", up's "worker 0 (pid N) booted".
+  def start_cluster(workers, command: [RbConfig.ruby, CLIProcess::EXE])
+    @cli = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", workers.to_s, "-t", "1", PID_APP,
+                          command: command, env: { "XDG_CACHE_HOME" => UpProcess::CACHE })
+    @port = @cli.port
+    booted = /worker \d+ (?:\(pid (\d+)\) booted|booted \(pid (\d+)\))/
+    @cli.wait_for(/(#{booted}.*?){#{workers}}/m)
+    @workers = @cli.output.scan(booted).flatten.compact
+  end
+
+  # A keep-alive connection with its request sent.
+  def open_held
+    connect.tap { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n") }
+  end
+
+  # The pid of the worker that answered on sock, which stays open.
+  def worker_of(sock)
+    response = read_response_within(sock, 10, "the pid of the worker holding a connection")
+    assert_equal "200", response.status.to_s
+    response.body
+  end
+
+  # HELD connections connected first, then their requests written back to back, so that they
+  # reach the workers within a few milliseconds; the pid behind each one.
+  def burst
+    socks = Array.new(HELD) { connect }
+    socks.each { |s| s.write("GET / HTTP/1.1\r\nHost: h\r\n\r\n") }
+    socks.map { |s| worker_of(s) }
+  end
+
+  def assert_each_worker_holds(pids, workers, share, what)
+    counts = pids.tally
+    summary = "#{pids.size} connections #{what} over #{workers} workers: #{counts.values.sort.inspect} " \
+              "(#{counts.inspect}; workers #{@workers.inspect})"
+    assert_empty counts.keys - @workers, summary
+    @workers.each do |pid|
+      assert_includes share, counts.fetch(pid, 0).fdiv(pids.size), summary
+    end
   end
 end

@@ -224,9 +224,86 @@ class TestMetrics < Minitest::Test
     assert server.wait.success?
   end
 
+  UP = [RbConfig.ruby, File.join(CLIProcess::ROOT, "exe", "up")].freeze
+
+  # up: up_node's endpoint and primary; the engine's workers count what the app answered.
+  def test_up_metrics_cover_both_workers_and_tell_statuses_apart_under_load
+    server = start_with_metrics("-w", "2", app: "test/rackup/features.ru", command: UP)
+    server.wait_for(/worker 1 \(pid \d+\) booted/)
+    server.wait_for(/worker 0 \(pid \d+\) booted/)
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    failing = Array.new(8) { get("/fail", port: server.port).status }
+    assert_equal [500] * 8, failing
+    scrapes = Array.new(3) do
+      load.wait_for_ok(50)
+      scrape
+    end
+    result = load.stop
+    assert_empty result.failed
+    scrapes.each_cons(2) do |a, b| # counters never go back
+      a.find("up_requests_total").each do |s|
+        assert_operator b.sum("up_requests_total", **s.labels.transform_keys(&:to_sym)), :>=, s.value, s.labels.to_s
+      end
+    end
+    final = scrape
+    assert_equal %w[0 1], final.find("up_requests_total", status: 200).map { |s| s.labels["worker"] }.sort,
+                 "both workers served and both are in one scrape"
+    assert_operator final.sum("up_requests_total", status: 200), :>=, result.ok
+    assert_equal 8, final.sum("up_requests_total", status: 500)
+    assert_equal final.sum("up_requests_total"), final.sum("up_request_duration_seconds_count")
+    assert_equal %w[0 1], final.find("up_resident_memory_bytes").map { |s| s.labels["worker"] }.sort
+    assert_equal 2, final.sum("up_workers_booted")
+    assert_equal 1, final.sum("up_ready")
+    assert_equal %w[0 1], final.find("up_connections").map { |s| s.labels["worker"] }.sort
+  end
+
+  def test_up_ready_turns_503_on_term_and_stop_delay_fails_no_request
+    server = start_with_metrics("-w", "2", "--stop-delay", "2", app: "test/rackup/hello.ru", command: UP)
+    server.wait_for(/worker 1 \(pid \d+\) booted/)
+    server.wait_for(/worker 0 \(pid \d+\) booted/)
+    assert_equal [200, "ready\n"], curl("/ready")
+    load = LoadGenerator.new(server.port)
+    load.wait_for_ok(200)
+    server.signal(:TERM)
+    assert_equal [503, "not ready\n"], curl("/ready")
+    served_when_not_ready = load.ok
+    server.wait_for(/worker \d stopping/)
+    served_in_delay = load.ok - served_when_not_ready
+    assert server.wait.success?
+    result = load.stop
+    assert_operator served_in_delay, :>, 50, "requests go on being answered during --stop-delay"
+    assert_empty result.failed
+    assert_match(/TERM: not ready; serving 2 s more before stopping/, server.output)
+  end
+
+  def test_up_single_process_metrics_and_stop_delay
+    server = start_with_metrics("-w", "1", "--stop-delay", "1", app: "test/rackup/features.ru", command: UP)
+    3.times { get("/", port: server.port) }
+    2.times { get("/fail", port: server.port) }
+    metrics = scrape
+    assert_equal 1, metrics.sum("up_workers")
+    assert_equal 3, metrics.sum("up_requests_total", status: 200)
+    assert_equal 2, metrics.sum("up_requests_total", status: 500)
+    assert_equal 5, metrics.sum("up_request_duration_seconds_count")
+    assert_equal 1, metrics.sum("up_ready")
+    server.signal(:TERM)
+    assert_equal [503, "not ready\n"], curl("/ready")
+    assert_equal 200, get("/", port: server.port).status, "still served during --stop-delay"
+    assert server.wait.success?
+    assert_match(/TERM: not ready; serving 1 s more before stopping/, server.output)
+  end
+
+  def test_up_help_shows_them_and_hides_what_up_refuses
+    out, status = Timeout.timeout(30) { Open3.capture2e(*UP, "--help", chdir: CLIProcess::ROOT) }
+    assert status.success?, out
+    assert_includes out, "--metrics-url URL"
+    assert_includes out, "--stop-delay SECONDS"
+    refute_includes out, "--worker-max-rss"
+  end
+
   def test_the_node_runtimes_refuse_what_they_do_not_have
-    { "up_node" => [%w[--worker-max-rss 512]],
-      "up" => [%w[--metrics-url tcp://127.0.0.1:0], %w[--stop-delay 5], %w[--worker-max-rss 512]] }.each do |program, cases|
+    { "up_node" => [%w[--worker-max-rss 512]], "up" => [%w[--worker-max-rss 512]] }.each do |program, cases|
       cases.each do |args|
         out, status = Timeout.timeout(30) do
           Open3.capture2e(RbConfig.ruby, File.join(CLIProcess::ROOT, "exe", program), *args, "test/rackup/hello.ru",

@@ -54,6 +54,9 @@ class TestOptions < Minitest::Test
     ["a worker timeout",                          :worker_timeout,    "30",             30.0],
     ["a log file",                                :log_file,          "up.log",         "up.log"],
     ["a pid file",                                :pid_file,          "/tmp/up.pid",    "/tmp/up.pid"],
+    ["a state file",                              :state_path,        "tmp/up.state",   "tmp/up.state"],
+    ["trace from rackup's bare -O trace",         :trace,             true,             true],
+    ["trace said as a string",                    :trace,             "false",          false],
     ["an access log",                             :access_log,        "access.log",     "access.log"],
     ["a config.ru elsewhere",                      :rackup,            "app/config.ru",  "app/config.ru"],
     ["plain HTTP, said as false",                 :secure,            false,            false],
@@ -70,6 +73,8 @@ class TestOptions < Minitest::Test
     ["no preload, each worker loads the app",     :preload,           false,            false],
     ["preload as the string true",                :preload,           "true",           true],
     ["early hints off, as Puma's default",        :early_hints,       false,            false],
+    ["HTTP/1.1 only",                             :http2,             false,            false],
+    ["HTTP/2 said by rackup",                     :http2,             "true",           true],
     ["the loop on a thread of its own",           :io_thread,         true,             true],
     ["a worker timeout of a second",              :worker_timeout,    "1",              1.0],
     ["a control token",                           :control_token,     "s3cret",         "s3cret"],
@@ -94,7 +99,17 @@ class TestOptions < Minitest::Test
     ["a stop delay from rackup",                  :stop_delay,        "5",              5.0],
     ["no stop delay",                             :stop_delay,        0,                0.0],
     ["a worker memory limit in MB",               :worker_max_rss,    "512",            512],
-    ["no worker memory limit",                    :worker_max_rss,    0,                0]
+    ["no worker memory limit",                    :worker_max_rss,    0,                0],
+    ["one refork threshold",                      :refork_after,      "1000",           [1000]],
+    ["refork thresholds from the command line",   :refork_after,      "100, 1000",      [100, 1000]],
+    ["refork thresholds from the config file",    :refork_after,      [100, 1000],      [100, 1000]],
+    ["ACME names, lower-cased, once each",        :acme_domains,      %w[Example.COM www.example.com example.com.], %w[example.com www.example.com]],
+    ["one ACME name from rackup",                 :acme_domains,      "a-b.example.org", ["a-b.example.org"]],
+    ["an ACME contact",                           :acme_email,        "ops@example.com", "ops@example.com"],
+    ["an ACME directory",                         :acme_directory,    "https://ca.example/dir", "https://ca.example/dir"],
+    ["Let's Encrypt's staging",                   :acme_staging,      "true",           true],
+    ["the ACME files' directory",                 :acme_dir,          "/var/lib/up/acme", "/var/lib/up/acme"],
+    ["a CA file for the ACME directory",          :acme_ca_file,      "/etc/ssl/ca.pem", "/etc/ssl/ca.pem"]
   ].freeze
 
   REJECTED = [
@@ -156,10 +171,13 @@ class TestOptions < Minitest::Test
     ["preload said as a number",                  :preload,           1,                "--preload must be true or false, not 1"],
     ["a worker timeout of 0",                     :worker_timeout,    0,                "--worker-timeout must be between 0 and 86400 seconds"],
     ["a file name with a NUL byte",               :pid_file,          "up\0.pid",       "--pid-file must not contain a NUL byte"],
+    ["an empty state file path",                  :state_path,        "",               "--state-path must not be empty"],
+    ["trace said as a number",                    :trace,             1,                "--trace must be true or false, not 1"],
     ["an empty access log path",                  :access_log,        "",               "--access-log must not be empty"],
     ["a boolean that is neither true nor false",  :secure,            "yes please",     '--secure must be true or false, not "yes please"'],
     ["preload said as yes",                       :preload,           "yes",            '--preload must be true or false, not "yes"'],
     ["early hints said as a number",              :early_hints,       0,                "--early-hints must be true or false, not 0"],
+    ["HTTP/2 said as a word",                     :http2,             "h2",             '--http2 must be true or false, not "h2"'],
     ["io thread said as a word",                  :io_thread,         "yes",            "--io-thread must be true or false, not \"yes\""],
     ["a control URL without a port",              :control_url,       "tcp://127.0.0.1", '--control-url must be tcp://HOST:PORT or unix://PATH, not "tcp://127.0.0.1"'],
     ["an empty control token",                    :control_token,     "",               "--control-token must not be empty"],
@@ -180,7 +198,18 @@ class TestOptions < Minitest::Test
     ["an empty key password command",             :key_password_command, "",            "--key-password-command must not be empty"],
     ["a metrics URL without a scheme",            :metrics_url,       "127.0.0.1:9394", '--metrics-url must be tcp://HOST:PORT or unix://PATH, not "127.0.0.1:9394"'],
     ["a negative stop delay",                     :stop_delay,        "-1",             "--stop-delay must be between 0 (never) and 86400 seconds"],
-    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"']
+    ["a worker memory limit that is no number",   :worker_max_rss,    "1G",             '--worker-max-rss must be an integer, not "1G"'],
+    ["refork thresholds out of order",            :refork_after,      "1000,100",       "--refork-after must be in increasing order, not 1000,100"],
+    ["a refork threshold of zero",                :refork_after,      0,                "--refork-after must be at least 1"],
+    ["a wildcard ACME name",                      :acme_domains,      ["*.example.com"], '--acme-domain "*.example.com" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an ACME name of one label",                 :acme_domains,      ["localhost"],    '--acme-domain "localhost" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an ACME label ending in a hyphen",          :acme_domains,      ["a-.example.com"], '--acme-domain "a-.example.com" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an ACME name with an empty label",          :acme_domains,      ["a..example.com"], '--acme-domain "a..example.com" is not a domain name (a wildcard needs DNS-01, which UP! does not do)'],
+    ["an empty ACME files' directory",            :acme_dir,          "",               "--acme-dir must not be empty"],
+    ["an empty ACME contact",                     :acme_email,        "",               "--acme-email must not be empty"],
+    ["an empty ACME directory URL",               :acme_directory,    "",               "--acme-directory must not be empty"],
+    ["ACME staging neither true nor false",       :acme_staging,      "maybe",          '--acme-staging must be true or false, not "maybe"'],
+    ["an empty CA file for the ACME directory",   :acme_ca_file,      "",               "--acme-ca-file must not be empty"]
   ].freeze
 
   def self.test_name(prefix, what)

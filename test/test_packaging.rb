@@ -81,6 +81,17 @@ class TestPackaging < Minitest::Test
     end
   end
 
+  # A user who runs the installed executables without Bundler: Opal is not activated yet when
+  # the start asks whether its build is fresh, and the build must still be found fresh.
+  def test_a_start_without_bundler_reuses_the_build_of_the_last
+    app = make_app("no_bundler", nil, "config.ru" => HELLO)
+    first, second = Array.new(2) do
+      serve(app, "up_node", "-b", "127.0.0.1", "-p", "0") { assert_equal [200, GREETING], curl("/") }
+    end
+    assert_match(/compiling config\.ru/, first)
+    refute_match(/compiling config\.ru/, second, "the second start built the app again")
+  end
+
   def test_the_gem_carries_each_npm_package_with_its_licence
     lock = JSON.parse(File.read(File.join(ROOT, "node", "package-lock.json")))
     packages = lock.fetch("packages").keys.grep(%r{\Anode_modules/})
@@ -248,7 +259,7 @@ class TestPackaging < Minitest::Test
   end
 
   # Starts command in dir, waits for its "listening" line (an Opal build comes first on
-  # Node), yields with @port set, then stops it with TERM: it must exit 0.
+  # Node), yields with @port set, then stops it with TERM: it must exit 0. Returns its output.
   def serve(dir, *command, env: {})
     started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     server = CLIProcess.new(command: command, env: user_env.merge(env), chdir: dir, wait: false)
@@ -260,6 +271,7 @@ class TestPackaging < Minitest::Test
     output = server.output
     server = nil # reaped: nothing left for ensure to stop
     assert_equal 0, status.exitstatus, "#{command.join(" ")} did not exit 0 on TERM:\n#{output}"
+    output
   ensure
     server&.stop
   end

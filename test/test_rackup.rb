@@ -75,6 +75,30 @@ class TestRackup < Minitest::Test
     end
   end
 
+  def test_a_port_in_use_is_one_line_and_status_1
+    taken = TCPServer.new("127.0.0.1", 0)
+    port = taken.addr[1]
+    process = CLIProcess.new("-s", "up", "-o", "127.0.0.1", "-p", port.to_s, HELLO,
+                             wait: false, command: [RbConfig.ruby, "-Ilib", Gem.bin_path("rackup", "rackup")])
+    assert_equal 1, process.wait(timeout: 20).exitstatus, process.output
+    assert_equal "up: cannot listen on tcp://127.0.0.1:#{port}: Address already in use - bind(2) for 127.0.0.1:#{port}\n",
+                 process.output
+  ensure
+    taken&.close
+  end
+
+  def test_trace_adds_the_backtrace_of_a_failed_start
+    taken = TCPServer.new("127.0.0.1", 0)
+    process = CLIProcess.new("-s", "up", "-o", "127.0.0.1", "-p", taken.addr[1].to_s, "-O", "trace", HELLO,
+                             wait: false, command: [RbConfig.ruby, "-Ilib", Gem.bin_path("rackup", "rackup")])
+    assert_equal 1, process.wait(timeout: 20).exitstatus, process.output
+    assert_match(/Address already in use.*\(Errno::EADDRINUSE\)\n(\s+from .*\n)+/, process.output)
+    assert process.output.end_with?("up: cannot listen on tcp://127.0.0.1:#{taken.addr[1]}: " \
+                                    "Address already in use - bind(2) for 127.0.0.1:#{taken.addr[1]}\n"), process.output
+  ensure
+    taken&.close
+  end
+
   def test_settings_come_from_host_port_and_dash_o_and_ignore_rackups_own_keys
     require "up/rack_handler"
     settings = Up::RackHandler.settings(Host: "127.0.0.1", Port: "8080", environment: "development",

@@ -59,6 +59,7 @@ class TestSingle < Minitest::Test
 
   def test_process_title
     server = start_up("-w", "1")
-    assert_equal "up_ruby (127.0.0.1:#{server.port})", File.read("/proc/#{server.pid}/cmdline").delete("\0")
+    app = File.basename(File.dirname(File.expand_path(APP, CLIProcess::ROOT)))
+    assert_equal "up_ruby #{Up::VERSION} [#{app}] tcp://127.0.0.1:#{server.port}", File.read("/proc/#{server.pid}/cmdline").delete("\0")
   end
 end

@@ -255,6 +255,15 @@ class TestTLSCLI < Minitest::Test
       renewed = served_serial
       # Both workers serve it: new connections land on either.
       assert_equal [renewed], Array.new(6) { served_serial }.uniq
+      # So do workers forked after the reload: the master took the new certificate too.
+      pids = process.output.scan(/worker \d booted \(pid (\d+)\)/).flatten.map(&:to_i)
+      pids.each { |pid| Process.kill(:KILL, pid) }
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
+      until process.output.scan(/worker \d booted/).size == 4 || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+        sleep 0.1
+        process.read_available
+      end
+      assert_equal [renewed], Array.new(6) { served_serial }.uniq
     end
   end
 end

@@ -170,6 +170,25 @@ class TestUpControl < Minitest::Test
     end
   end
 
+  # As on up_ruby: the made token is in the state file (mode 0600) and the restarted image
+  # keeps it, so upctl reading that file works across a hot restart.
+  def test_a_made_token_is_in_the_state_file_and_survives_hot_restarts
+    Dir.mktmpdir do |dir|
+      ctl = "unix://#{dir}/ctl.sock"
+      state = File.join(dir, "up.state")
+      server = start_up("--control-url", ctl, "--state-path", state, "test/rackup/hello.ru")
+      token = server.wait_for(/control on unix:\S+ \(token (\h{32})\)/)[1]
+      assert_equal 0o600, File.stat(state).mode & 0o777
+      assert_equal({ "pid" => server.pid, "control_url" => ctl, "control_token" => token, "version" => Up::VERSION,
+                     "runtime" => "up" }, JSON.parse(File.read(state)))
+      _out, err, code = upctl("-S", state, "restart")
+      assert_equal 0, code, err
+      server.wait_for(/re-executing.*control on unix:\S+ \(token (\h{32})\)/m) { |m| assert_equal token, m[1] }
+      assert_equal token, JSON.parse(File.read(state))["control_token"]
+      assert_equal server.pid, stats(ctl, token)["pid"]
+    end
+  end
+
   def test_a_stale_socket_file_is_taken_and_a_live_one_refused
     Dir.mktmpdir do |dir|
       path = File.join(dir, "ctl.sock")

@@ -278,11 +278,13 @@ class TestUpNode < Minitest::Test
     assert_equal "up_node: --head-timeout must be between 0 and 86400 seconds\nTry 'up_node --help'.\n", out
   end
 
+  # Said before the app is compiled, in up_ruby's words.
   def test_port_in_use_is_a_clear_error
     first = start_up_node
     status, out = run_up_node("-p", first.port.to_s)
     assert_equal 1, status.exitstatus
-    assert_equal "up_node: cannot listen on tcp://127.0.0.1:#{first.port}: Address already in use - bind(2)\n", out
+    assert_equal "up_node: cannot listen on tcp://127.0.0.1:#{first.port}: Address already in use - bind(2) " \
+                 "for 127.0.0.1:#{first.port}\n", out
   end
 
   def test_missing_config_ru_is_a_clear_error

@@ -68,6 +68,38 @@ class TestUpNodeBundle < Minitest::Test
     warn format("\nup_node #{HELLO}: cold start %.2f s, warm start %.2f s (command to listening line)", cold, warm)
   end
 
+  # From a checkout without Bundler, the opal gem is not activated yet when a start asks
+  # whether its bundle is fresh: the next start must still find it fresh and reuse it.
+  def test_a_start_without_bundler_reuses_the_compiled_bundle
+    without_bundler = ENV.keys.grep(/\A(BUNDLE|BUNDLER)_|\ARUBY(OPT|LIB)\z/).to_h { |key| [key, nil] }
+    app_dir do |cache|
+      _, first = timed_start(HELLO, cache: cache, env: without_bundler)
+      _, second = timed_start(HELLO, cache: cache, env: without_bundler)
+      assert_match(/compiled #{HELLO} in/, first)
+      assert_match(/reused the compiled #{HELLO} in/, second, "the second start built the app again")
+    end
+  end
+
+  # A build is said before it starts (it can take half a minute) and timed when it ends; a
+  # taken port is said before any build, in one line.
+  def test_a_build_is_announced_and_timed_and_a_taken_port_is_said_first
+    app_dir do |cache|
+      taken = TCPServer.new("127.0.0.1", 0)
+      port = taken.addr[1]
+      refused = start_up_node("-p", port.to_s, HELLO, cache: cache, wait: false)
+      assert_equal 1, refused.wait(timeout: 30).exitstatus, refused.output
+      assert_equal "up_node: cannot listen on tcp://127.0.0.1:#{port}: Address already in use - bind(2) for 127.0.0.1:#{port}\n",
+                   refused.output
+      assert_empty Dir.glob(File.join(cache, "**", "bundle.js")), "nothing compiled"
+      taken.close
+      server = start_up_node(HELLO, cache: cache)
+      assert_match(/\] compiling #{HELLO}\u2026\n\[[^\]]+\] compiled #{HELLO} in \d+\.\d+ s \(bundle [\d.]+ MB\)\n(.*\n)*.*listening on/,
+                   server.output.dup.force_encoding(Encoding::UTF_8))
+    ensure
+      taken&.close
+    end
+  end
+
   # class_eval of a String needs Opal's parser: the build writes it beside the bundle, and
   # the app loads it on the first such eval; what it compiled is kept, so the next start
   # loads no parser. An app without a String eval carries no parser.
@@ -160,7 +192,8 @@ class TestUpNodeBundle < Minitest::Test
   end
 
   # Writes files (name => source, config.ru among them) to a temp dir, runs up_node on its
-  # config.ru, which must fail with status 1, and yields the output, the dir and config.ru.
+  # config.ru, which must fail with status 1, and yields what it said besides the log's lines
+  # on the build (the first announces it), the dir and config.ru.
   def assert_start_fails(files)
     app_dir do |dir|
       files.each do |name, source|
@@ -171,13 +204,15 @@ class TestUpNodeBundle < Minitest::Test
       rackup = File.join(dir, "config.ru")
       status, out = run_up_node(rackup, cache: dir)
       assert_equal 1, status.exitstatus, out
-      yield out, dir, rackup
+      progress, said = out.force_encoding(Encoding::UTF_8).lines.partition { |line| line.start_with?("[") }
+      assert_match(/\A\[[^\]]+\] compiling #{Regexp.escape(rackup)}\u2026\n\z/, progress.first)
+      yield said.join, dir, rackup
     end
   end
 
   def test_syntax_error_in_config_ru_names_file_and_line
     assert_start_fails("config.ru" => "# an app\n\nrun lambda { |env| [200, {}, [1 +]] }\n") do |out, _dir, rackup|
-      assert_match(/\Aup_node: #{Regexp.escape(rackup)}:3: unexpected token \S+\n\z/, out)
+      assert_match(/\Aup_node: #{Regexp.escape(rackup)}:3: syntax error, unexpected token \S+\n\z/, out)
     end
   end
 
@@ -185,13 +220,14 @@ class TestUpNodeBundle < Minitest::Test
     files = { "config.ru" => %(require_relative "lib/broken"\nrun ->(_env) { [200, {}, []] }\n),
               "lib/broken.rb" => "def broken\n  (1 +\nend\n" }
     assert_start_fails(files) do |out, dir|
-      assert_match(%r{\Aup_node: #{Regexp.escape(dir)}/lib/broken\.rb:3: unexpected token \S+\n\z}, out)
+      assert_match(%r{\Aup_node: #{Regexp.escape(dir)}/lib/broken\.rb:3: syntax error, unexpected token \S+\n\z}, out)
     end
   end
 
   def test_a_missing_require_is_named
     assert_start_fails("config.ru" => %(require "no_such_gem_here"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
-      assert_equal %(up_node: #{rackup}: cannot load "no_such_gem_here": not on the Opal load path\n), out
+      assert_equal "up_node: #{rackup}:1: cannot load such file -- no_such_gem_here; is its gem in the Gemfile? " \
+                   "(bundle add no_such_gem_here)\n", out
     end
   end
 
@@ -221,8 +257,7 @@ class TestUpNodeBundle < Minitest::Test
 
   def test_an_app_that_raises_while_loading_exits_1_with_the_error
     assert_start_fails("config.ru" => %(raise "no database"\nrun ->(_env) { [200, {}, []] }\n)) do |out, _dir, rackup|
-      assert_match(/cannot load #{Regexp.escape(rackup)}: .*no database \(RuntimeError\)/, out)
-      assert_match(/config\.ru:1/, out)
+      assert_equal "up_node: #{rackup}:1: no database (RuntimeError)\n", out
     end
   end
 end

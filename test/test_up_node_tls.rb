@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # HTTPS on up_node: Node's https with up_ruby's options, defaults and env:
-# -s -c -k, TLS 1.2 and 1.3 only, ALPN http/1.1 alone, plain HTTP closed, SNI from tls_host,
+# -s -c -k, TLS 1.2 and 1.3 only, ALPN h2 before http/1.1, plain HTTP closed, SNI from tls_host,
 # session tickets taken by every worker of a cluster, certificates reloaded on HUP, and the
 # one-line errors of a start that cannot load its certificate. Clients verify against the
 # tests' CA (test/support/test_certificates.rb).
@@ -120,8 +120,10 @@ class TestUpNodeTLS < Minitest::Test
     assert_includes s_client.call("-tls1_2"), "New, TLSv1.2, Cipher is ECDHE-ECDSA-AES128-GCM-SHA256"
     assert_includes s_client.call("-tls1_3"), "New, TLSv1.3, Cipher is TLS_AES_128_GCM_SHA256"
     assert_includes s_client.call("-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"), "alert protocol version"
-    assert_includes s_client.call("-alpn", "h2,http/1.1"), "ALPN protocol: http/1.1"
-    assert_includes s_client.call("-alpn", "h2"), "no application protocol"
+    assert_includes s_client.call("-alpn", "h2,http/1.1"), "ALPN protocol: h2"
+    assert_includes s_client.call("-alpn", "http/1.1,h2"), "ALPN protocol: h2"
+    assert_includes s_client.call("-alpn", "http/1.1"), "ALPN protocol: http/1.1"
+    assert_includes s_client.call("-alpn", "spdy/3"), "no application protocol"
     sock = connect
     sock.write("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert closed_by_server?(sock, timeout: 1), "plain HTTP on the TLS port: a clean close within a second"

@@ -9,10 +9,11 @@ require "json"
 # template, error handlers, and Sinatra's default rack-protection. examples/sinatra/config.ru
 # runs it.
 
-# Sessions need a secret of at least 64 bytes; this one is for development only. The
-# session is kept as JSON (not Marshal), so a cookie made by one runtime opens on the other.
+# Sinatra's default session: an encrypted cookie that rack-session fills with Marshal, whose
+# bytes are the same on every runtime, so a cookie made by one opens on the others. It needs
+# a secret of at least 64 bytes; this one is for development only.
 DEV_SECRET = "up-example-sinatra-development-secret-do-not-use-in-production-0123456789"
-set :sessions, serialize_json: true
+enable :sessions
 set :session_secret, ENV.fetch("SESSION_SECRET", DEV_SECRET)
 # Errors go to the error handlers below, not to the development page with a backtrace.
 set :show_exceptions, false

@@ -11,8 +11,10 @@ module Up
   # The command line of up_ruby and up_node (and, later, of up): turns ARGV, over the config
   # file (-C, or config/up.rb when there is one), over the environment (PORT, WEB_CONCURRENCY,
   # MAX_THREADS), into settings checked by Up::Options, and hands them to a launcher
-  # (Up::Launcher unless told otherwise: up_node passes Up::Node::Launcher). Bad arguments end
-  # the process with a one-line message and status 1, never with a backtrace.
+  # (Up::Launcher unless told otherwise: up_node passes Up::Node::Launcher). Bad arguments, and
+  # every reason a start fails that the user can fix (Up::StartError: a config.ru that does not
+  # load, a port in use), end the process with a one-line message and status 1; --trace (or
+  # UP_TRACE=1) prints the backtrace of what caused it after that line.
   class CLI
     DEFAULTS = Options::DEFAULTS
 
@@ -43,6 +45,7 @@ module Up
       typed[:rackup] = rest.first if rest.first
       values, names = Options.from_environment(@env)
       if (file = config_file(typed[:config_file]))
+        values[:config_file] = file.path # named in the start log
         values.merge!(file.values)
         names.merge!(file.names)
         @hooks = file.hooks
@@ -57,6 +60,7 @@ module Up
       options = parse
       return 0 unless options
 
+      @trace = options[:trace]
       launcher = @launcher || begin
         require_relative "launcher"
         Launcher
@@ -68,10 +72,19 @@ module Up
       1
     rescue StartError => e
       warn "#{@program}: #{e.message}"
+      warn (e.cause || e).full_message(highlight: false, order: :top) if @trace || @env["UP_TRACE"] == "1"
       1
     end
 
     private
+
+    # Settings the launcher cannot honour (Up::Node::Launcher::UNSUPPORTED): --help leaves
+    # them out; given anyway, the launcher refuses them in one line.
+    def unsupported
+      return [] unless @launcher&.const_defined?(:UNSUPPORTED)
+
+      @launcher::UNSUPPORTED.keys
+    end
 
     # The file -C names (it must exist), else config/up.rb if there is one, else none.
     def config_file(path)
@@ -79,6 +92,13 @@ module Up
       return ConfigFile.load(ConfigFile::DEFAULT_PATH) if File.file?(ConfigFile::DEFAULT_PATH)
 
       nil
+    end
+
+    # The help of a parser without the options of the settings the launcher refuses.
+    def help(parser)
+      flags = Options::SETTINGS.select { |s| unsupported.include?(s.key) }.map(&:flag)
+      parser.top.list.reject! { |switch| switch.is_a?(OptionParser::Switch) && switch.long.intersect?(flags) }
+      parser.help
     end
 
     def build_parser(options)
@@ -107,6 +127,10 @@ module Up
           options[:early_hints] = true
         end
         o.on("--no-early-hints", "Leave rack.early_hints out of the env (Puma's default)") { options[:early_hints] = false }
+        o.on("--http2", "Speak HTTP/2 beside HTTP/1.1: h2 by ALPN over TLS, h2c by prior knowledge (the default)") do
+          options[:http2] = true
+        end
+        o.on("--no-http2", "Speak HTTP/1.1 only") { options[:http2] = false }
         o.on("--io-thread", "Run each worker's loop on a native thread of its own, not on the app threads") do
           options[:io_thread] = true
         end
@@ -122,16 +146,33 @@ module Up
         o.on("--key-password-command CMD", "A command that prints the passphrase of encrypted keys") do |v|
           options[:key_password_command] = v
         end
+        o.on("--acme-domain NAME", "Serve HTTPS with a certificate ordered by ACME for NAME; again for more") do |v|
+          (options[:acme_domains] ||= []) << v
+        end
+        o.on("--acme-email ADDRESS", "The ACME account's contact") { |v| options[:acme_email] = v }
+        o.on("--acme-directory URL", "The ACME server's directory (Let's Encrypt's)") { |v| options[:acme_directory] = v }
+        o.on("--acme-staging", "Let's Encrypt's staging directory") { options[:acme_staging] = true }
+        o.on("--acme-dir DIR", "Where the account key and the certificates are kept (mode 0600)") { |v| options[:acme_dir] = v }
+        o.on("--acme-ca-file FILE", "CA certificates the ACME directory's HTTPS is checked with (the system's)") do |v|
+          options[:acme_ca_file] = v
+        end
         o.on("-l", "--log-file FILE", "Write the server log to FILE (stderr)") { |v| options[:log_file] = v }
         o.on("-P", "--pid-file FILE", "Write the process id to FILE") { |v| options[:pid_file] = v }
+        o.on("-S", "--state-path FILE", "Write the pid, control URL and token to FILE (mode 0600), for upctl") do |v|
+          options[:state_path] = v
+        end
         o.on("--access-log FILE", "A line a request in FILE: common log format, then seconds taken") do |v|
           options[:access_log] = v
         end
         o.on("--control-url URL", "Control endpoint for upctl: tcp://127.0.0.1:PORT or unix:///path.sock") do |v|
           options[:control_url] = v
         end
-        o.on("--control-token TOKEN", "Token the control endpoint asks for (made and logged if none)") do |v|
+        o.on("--control-token TOKEN", "Token the control endpoint asks for (if none, one is made, logged,",
+             "written to the state file and kept across hot restarts)") do |v|
           options[:control_token] = v
+        end
+        o.on("--trace", "A start that fails prints the backtrace of what failed (UP_TRACE=1 too)") do
+          options[:trace] = true
         end
         o.on("--metrics-url URL", "Prometheus /metrics, /live and /ready (no token): tcp://HOST:PORT or unix:///path.sock") do |v|
           options[:metrics_url] = v
@@ -141,6 +182,9 @@ module Up
         end
         o.on("--worker-max-rss MB", Integer, "A worker whose resident memory passes this is replaced once its requests are done (0: never)") do |v|
           options[:worker_max_rss] = v
+        end
+        o.on("--refork-after N[,N...]", "Once a worker has served N requests, the next workers fork from it (cluster mode, Linux)") do |v|
+          options[:refork_after] = v
         end
         o.separator ""
         o.separator "Limits and timeouts (sizes in bytes, times in seconds):"
@@ -202,7 +246,7 @@ module Up
           @printed = true
         end
         o.on("-h", "--help", "Print this help") do
-          @out.puts o
+          @out.puts help(build_parser({}))
           @printed = true
         end
       end

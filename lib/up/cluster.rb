@@ -6,6 +6,7 @@ require_relative "cluster/worker_handle"
 require_relative "cluster/worker"
 require_relative "cluster/pub_sub_hub"
 require_relative "cluster/memory_limit"
+require_relative "cluster/refork"
 
 module Up
   # The master process of -w N (N > 1). Created by Up::Launcher on sockets it has bound, it
@@ -29,13 +30,17 @@ module Up
   #               loads the app's current code, and once it serves the old one drains; with
   #               preload it logs that and does a hot restart instead
   #   HUP         reopen the log file, here and in every worker, and the workers' access log;
-  #               the workers load the certificates again
+  #               the workers and this master load the certificates again
   #   TTIN, TTOU  one worker more, one fewer (never below one)
+  #   ACME        (posted by the Up::Acme::Renewer of --acme-domain, no signal) a new
+  #               certificate: this master and the workers load it, as HUP has them do
   #
   # A worker that exits is replaced at once; one that exits before it served (it failed to
   # boot) after a back-off that doubles with each failure in a row. One that writes nothing
   # to its pipe for --worker-timeout seconds (hung, or stopped) is killed and replaced. One past
-  # --worker-max-rss is stopped gracefully and replaced (Up::Cluster::MemoryLimit).
+  # --worker-max-rss is stopped gracefully and replaced (Up::Cluster::MemoryLimit). With
+  # --refork-after, a worker that served its share becomes the template the next workers fork
+  # from, and the older ones are replaced one at a time (Up::Cluster::Refork).
   class Cluster < Runner
     SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU CHLD].freeze
     ENV_OLD_WORKERS = "UP_OLD_WORKERS"
@@ -60,24 +65,30 @@ module Up
       @state = :running # then :stopping or :restarting
       @phasing = false
       @memory_limit = MemoryLimit.new(options[:worker_max_rss], @log) if options[:worker_max_rss].positive?
+      @refork = Refork.new(options[:refork_after], options[:shutdown_timeout], @log) unless options[:refork_after].empty?
       @looped_at = now
     end
 
     def run
       @signals = SignalPipe.new.trap(*SIGNALS)
       @check_r, @check_w = IO.pipe
+      @refork&.start
       adopt_old_workers
       start_redis
       @app = preload
       Process.setproctitle(title("master"))
+      @log.call(banner.to_s)
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
       start_control
+      @acme&.start { @signals.post("ACME") }
       @lifecycle.start_pulses { [healthy?, status_text] }
       @hub = PubSubHub.new(@handles, @log)
       PubSub.cluster_link = @hub
       hook(:before_fork)
       supervise
+      @refork&.finish(KILL_GRACE)
+      @acme&.stop
       stop_control
       stop_redis
       return :restart if @state == :restarting
@@ -95,6 +106,7 @@ module Up
         pid: Process.pid, workers: @worker_count, phase: @phase,
         booted_workers: handles.count { |h| h.booted? && !h.stopping? },
         memory_replacements: @memory_limit&.replaced.to_i,
+        reforks: @refork&.count.to_i, template_pid: @refork&.template_pid,
         old_workers: handles.count { |h| h.phase < @phase },
         pubsub: PubSub.stats.merge(dropped_for_workers: @hub&.dropped.to_i),
         worker_status: handles.sort_by(&:index).map { |h| worker_status(h) }
@@ -141,11 +153,14 @@ module Up
     def wait
       links = @handles.filter_map(&:link)
       writing = @handles.reject { |h| h.link.nil? || h.link_out.empty? }.map(&:link)
-      ready, writable = IO.select([@signals.reader, *@handles.filter_map(&:pipe), *links], writing, nil, wait_time)
+      ready, writable = IO.select([@signals.reader, *@handles.filter_map(&:pipe), *links, *@refork&.readers], writing, nil,
+                                  wait_time)
       t = now
       ready&.each do |io|
         if io.equal?(@signals.reader)
           @signals.take.each { |signal| on_signal(signal) }
+        elsif @refork&.reader?(io)
+          (handle = @refork.read) && template_ready(handle)
         elsif (handle = @handles.find { |h| h.link.equal?(io) })
           @hub.read(handle)
         elsif (handle = @handles.find { |h| h.pipe.equal?(io) }) && handle.read(t)
@@ -176,6 +191,7 @@ module Up
       when "INT", "TERM" then stop_gracefully(signal)
       when "QUIT" then stop_now
       when "HUP" then reopen_logs(signal)
+      when "ACME" then new_certificate
       when "CHLD" then nil # #wait reaps after every wake-up
       else
         return @log.call("#{signal}: ignored while stopping") unless @state == :running && @stop_at.nil?
@@ -217,24 +233,28 @@ module Up
     def spawn(index)
       reader, writer = IO.pipe
       link, worker_link = UNIXSocket.pair(:STREAM)
+      orders, worker_orders = @refork&.channel
       others = [@check_w, *@old_checks, *@handles.filter_map(&:pipe), *@handles.filter_map(&:link),
-                *@control&.sockets, *@metrics&.sockets]
-      pid = fork do
+                *@control&.sockets, *@metrics&.sockets, *@refork&.ios, orders].compact
+      pid = @refork&.fork_worker(index, @phase, title("worker #{index}"), [writer, worker_link, worker_orders])
+      pid ||= fork do
         reader.close
         link.close
         Worker.new(index: index, phase: @phase, pipe: writer, check: @check_r, master_signals: @signals,
                    close: others, options: @options, server_options: server_options(multiprocess: true),
                    sockets: @binder.sockets, tls: @tls, log: @log, hooks: @hooks, app: @app, load_app: @load_app,
-                   title: title("worker #{index}"), pubsub_link: worker_link).run
+                   title: title("worker #{index}"), pubsub_link: worker_link, orders: worker_orders).run
       end
       writer.close
       worker_link.close
+      worker_orders&.close
+      @refork&.add(pid, orders)
       @spawned[index] += 1
       @respawn_at.delete(index)
       @handles << WorkerHandle.new(index: index, pid: pid, phase: @phase, pipe: reader, link: link)
       hook(:after_worker_fork, index)
     rescue SystemCallError => e
-      [reader, writer, link, worker_link].each { |io| io&.close unless io&.closed? }
+      [reader, writer, link, worker_link, orders, worker_orders].each { |io| io&.close unless io&.closed? }
       @respawn_at[index] = now + BOOT_BACKOFF_MAX
       @log.call("cannot fork worker #{index}: #{e.message}; next try in #{BOOT_BACKOFF_MAX} s")
     end
@@ -243,6 +263,7 @@ module Up
     def watch_workers
       t = now
       @memory_limit&.check(@handles, t)
+      @refork&.check(@handles, @phase, @phasing, t, @template_title ||= title("template")) if @state == :running && @stop_at.nil?
       @handles.each do |h|
         if !h.stopping? && h.timed_out?(t, @options[:worker_timeout])
           @log.call("worker #{h.index} (pid #{h.pid}) sent no heartbeat for #{@options[:worker_timeout]} s; killing it")
@@ -259,6 +280,7 @@ module Up
         pid, status = Process.wait2(-1, Process::WNOHANG)
         break unless pid
 
+        @refork&.reaped(pid)
         handle = @handles.find { |h| h.pid == pid }
         next unless handle
 
@@ -300,6 +322,16 @@ module Up
     def on_booted(handle)
       @boot_failures.delete(handle.index)
       release_old_workers
+    end
+
+    # --refork-after: the chosen worker is the template now, no longer a worker; a new phase
+    # replaces the previous generation one at a time, each new worker forked by the template.
+    def template_ready(handle)
+      @handles.delete(handle)
+      handle.close
+      @hub&.worker_gone(handle)
+      @phase += 1
+      @phasing = true
     end
 
     # A worker of this image's phase serves at every index.
@@ -349,6 +381,7 @@ module Up
                 "#{@options[:shutdown_timeout]} s")
       t = now
       @handles.each { |h| h.term!(t) }
+      @refork&.stop
       @binder.shutdown
       @old_checks.each(&:close)
       @old_checks = []
@@ -367,18 +400,32 @@ module Up
       @state = :stopping
       @log.call("QUIT: stopping at once; killing #{@handles.size} workers")
       @handles.each(&:kill!)
+      @refork&.stop(signal: :KILL)
       @binder.shutdown
     end
 
+    # The master's certificates too: the workers forked from now on start with its copy.
     def reopen_logs(signal)
       reopen_log(signal)
-      @handles.each { |h| h.signal(:HUP) } if @log.path || @options[:access_log] || @tls
+      @tls&.reload(nil, "#{signal} (master)")
+      return unless @log.path || @options[:access_log] || @tls
+
+      @handles.each { |h| h.signal(:HUP) }
+      @refork&.forward(:HUP)
+    end
+
+    # Posted by the Up::Acme::Renewer: the workers load the new certificate as HUP has them
+    # do, and so does this master, whose copy the workers forked from now on start with.
+    def new_certificate
+      @tls.reload(nil, "ACME (master)")
+      @handles.each { |h| h.signal(:HUP) }
     end
 
     def hot_restart(signal)
       @log.call("#{signal}: hot restart: re-executing the master in place (pid #{Process.pid}); " \
                 "the workers serve until new ones are up")
       hook(:on_restart)
+      @refork&.stop
       @lifecycle.reloading
       @state = :restarting
     end
@@ -391,6 +438,7 @@ module Up
       end
       return @log.call("USR1: a phased restart is under way") if @phasing
 
+      @refork&.stop("USR1")
       @phase += 1
       @phasing = true
       @log.call("USR1: phased restart: replacing #{@worker_count} workers one at a time (phase #{@phase})")

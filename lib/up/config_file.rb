@@ -70,7 +70,7 @@ module Up
     # error naming that line. Plain Ruby (ENV, require, conditionals) works as anywhere.
     class DSL
       # Directives that are a setting under the same name, with one value.
-      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file static trusted_proxy tls_hosts]).freeze
+      PLAIN = (Options::DEFAULTS.keys - %i[bind threads preload config_file static trusted_proxy tls_hosts acme_domains]).freeze
 
       def initialize(file)
         @file = file
@@ -89,6 +89,11 @@ module Up
       def static(spec, *dirs)
         spec = "#{spec}=#{dirs.join(":")}" unless dirs.empty?
         @file.add(:static, spec, caller_locations(1, 1).first, "static")
+      end
+
+      # acme_domain "example.com"; again for more.
+      def acme_domain(name)
+        @file.add(:acme_domains, name, caller_locations(1, 1).first, "acme_domain")
       end
 
       # trusted_proxy "10.0.0.0/8"; again for more.

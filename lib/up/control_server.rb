@@ -7,13 +7,14 @@ require_relative "side_listener"
 module Up
   # The control endpoint (--control-url tcp://127.0.0.1:9293 or unix:///run/up-ctl.sock),
   # served by UP!'s own engine with one thread, in the master (or the single process). Created
-  # and started by a runner once its own sockets are bound; stopped with it. Without
-  # --control-token it makes one and logs it. It owns its Up::SideListener.
+  # and started by a runner once its own sockets are bound; stopped with it. The token is the
+  # one given, or the one Up::Launcher made (control_token_made), which it logs. It owns its
+  # Up::SideListener.
   class ControlServer
     def initialize(options, runner, log)
       @url = options[:control_url]
       @token = options[:control_token] || SecureRandom.hex(16)
-      @made_token = options[:control_token].nil?
+      @made_token = options[:control_token].nil? || options[:control_token_made]
       @runner = runner
       @log = log
     end

@@ -10,11 +10,14 @@ module Up
   #   after_worker_fork(index)      master, right after forking one worker
   #   before_worker_boot(index)     worker, after the fork and before it loads the app or serves
   #   before_worker_shutdown(index) worker, after it stopped serving, before it exits
+  #   before_refork(index)          worker chosen as the template (--refork-after), after it
+  #                                 stopped serving and before it forks the next workers
   #   on_restart                    master (or the single process), before a USR2 re-exec
   #
   # It owns nothing but the blocks.
   class Hooks
-    NAMES = %i[before_fork after_worker_fork before_worker_boot before_worker_shutdown on_restart].freeze
+    NAMES = %i[before_fork after_worker_fork before_worker_boot before_worker_shutdown before_refork
+                on_restart].freeze
 
     def initialize
       @blocks = NAMES.to_h { |name| [name, []] }

@@ -47,7 +47,7 @@ module Up
     # Up::Bind specs), :bind (one, with its port), :boolean, :dir_or_false (a path, false for
     # none, nil for the default), :dir_or_true (a path, or true for "the one the site config
     # names"), :mounts (a list of "/PREFIX=DIR[:DIR...]"), :addresses (a list of IP addresses
-    # or ADDRESS/BITS networks) or :tls_hosts (a list of { host:, cert_file:, key_file:,
+    # or ADDRESS/BITS networks), :domains (a list of DNS names, lower-cased) or :tls_hosts (a list of { host:, cert_file:, key_file:,
     # ca_file: } Hashes, the config file's tls_host).
     # flag: how the CLI spells it.
     Setting = Struct.new(:key, :type, :default, :min, :max, :flag)
@@ -65,8 +65,10 @@ module Up
       Setting.new(:worker_timeout,    :seconds, 60,                nil, nil,        "--worker-timeout"),
       Setting.new(:log_file,          :string,  nil,               nil, nil,        "--log-file"),
       Setting.new(:pid_file,          :string,  nil,               nil, nil,        "--pid-file"),
+      Setting.new(:state_path,        :string,  nil,               nil, nil,        "--state-path"),
       Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
       Setting.new(:early_hints,       :boolean, true,              nil, nil,        "--early-hints"),
+      Setting.new(:http2,             :boolean, true,              nil, nil,        "--http2"),
       Setting.new(:io_thread,         :boolean, false,             nil, nil,        "--io-thread"),
       Setting.new(:control_url,       :bind,    nil,               nil, nil,        "--control-url"),
       Setting.new(:control_token,     :string,  nil,               nil, nil,        "--control-token"),
@@ -101,7 +103,15 @@ module Up
       Setting.new(:redis_url,         :redis_url, nil,             nil, nil,        "--redis-url"),
       Setting.new(:metrics_url,       :bind,    nil,               nil, nil,        "--metrics-url"),
       Setting.new(:stop_delay,        :seconds_or_never, 0,        nil, nil,        "--stop-delay"),
-      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss")
+      Setting.new(:worker_max_rss,    :integer, 0,                 0,   nil,        "--worker-max-rss"),
+      Setting.new(:refork_after,      :counts,  [].freeze,         1,   nil,        "--refork-after"),
+      Setting.new(:trace,             :boolean, false,             nil, nil,        "--trace"),
+      Setting.new(:acme_domains,      :domains, [].freeze,         nil, nil,        "--acme-domain"),
+      Setting.new(:acme_email,        :string,  nil,               nil, nil,        "--acme-email"),
+      Setting.new(:acme_directory,    :string,  nil,               nil, nil,        "--acme-directory"),
+      Setting.new(:acme_staging,      :boolean, false,             nil, nil,        "--acme-staging"),
+      Setting.new(:acme_dir,          :string,  nil,               nil, nil,        "--acme-dir"),
+      Setting.new(:acme_ca_file,      :string,  nil,               nil, nil,        "--acme-ca-file")
     ].freeze
 
     DEFAULTS = SETTINGS.to_h { |s| [s.key, s.default] }.freeze
@@ -126,11 +136,12 @@ module Up
     end
 
     # Settings the environment gives, as the usual platforms set them: PORT, WEB_CONCURRENCY
-    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair). Returns [values, names] for
-    # Options.new, so that a bad one is named by its variable.
+    # (workers), MAX_THREADS (with MIN_THREADS: Puma's pair); and UP_TRACE=1 (--trace).
+    # Returns [values, names] for Options.new, so that a bad one is named by its variable.
     def self.from_environment(env = ENV)
       values = {}
       names = {}
+      values[:trace] = true if env["UP_TRACE"] == "1"
       { port: "PORT", workers: "WEB_CONCURRENCY", threads: "MAX_THREADS" }.each do |key, var|
         next if env[var].to_s.empty?
 
@@ -166,6 +177,8 @@ module Up
       when :mounts then mounts(setting, value)
       when :addresses then addresses(setting, value)
       when :tls_hosts then tls_hosts(setting, value)
+      when :counts then counts(setting, value)
+      when :domains then domains(setting, value)
       end
     end
 
@@ -186,6 +199,31 @@ module Up
         string(setting, host[:ca_file])
         host.dup.freeze
       end.freeze
+    end
+
+    # "1000" or "1000,10000" (a String, as the CLI and rackup's -O give it), an Integer or a
+    # list of them; each within the setting's range, in increasing order.
+    def counts(setting, value)
+      list = value.is_a?(String) ? value.split(",") : Array(value)
+      list = list.map { |n| integer(setting, n.is_a?(String) ? n.strip : n) }
+      fail!(setting, "must be in increasing order, not #{list.join(",")}") unless list.each_cons(2).all? { |a, b| a < b }
+      list.freeze
+    end
+
+    # DNS names a CA can validate by HTTP-01 or TLS-ALPN-01: letters, digits and hyphens in
+    # dot-separated labels of 1 to 63 bytes, 253 at most; no wildcard (those need DNS-01).
+    def domains(setting, value)
+      list = value.is_a?(String) ? [value] : value
+      fail!(setting, "must be a list of domain names, not #{value.inspect}") unless list.is_a?(Array)
+      list.map do |name|
+        string(setting, name)
+        down = name.downcase.delete_suffix(".")
+        label = /\A(?!-)[a-z0-9-]{1,63}(?<!-)\z/
+        unless down.length <= 253 && down.include?(".") && down.split(".", -1).all? { |l| label.match?(l) }
+          fail!(setting, "#{name.inspect} is not a domain name (a wildcard needs DNS-01, which UP! does not do)")
+        end
+        down
+      end.uniq.freeze
     end
 
     def integer(setting, value)

@@ -13,13 +13,21 @@ module Up
   # rackup cannot, so all it passes counts as typed).
   module RackHandler
     def self.run(app, **options)
-      @launcher = Launcher.new(settings(options), app: app, hooks: @hooks)
+      settings = settings(options)
+      @launcher = Launcher.new(settings, app: app, hooks: @hooks)
       yield @launcher if block_given?
       @launcher.run
-    rescue Options::Error, ConfigFile::Error => e
-      # rackup prints anything else a handler raises with its backtrace; a bad value is the
-      # user's to fix, so it ends the process the way rackup's own usage errors do: abort.
+    rescue Options::Error, ConfigFile::Error, StartError => e
+      # rackup prints anything else a handler raises with its backtrace; a bad value or a
+      # port in use is the user's to fix, so it ends the process the way rackup's own usage
+      # errors do: one line and abort (status 1); with trace, the backtrace first.
+      warn (e.cause || e).full_message(highlight: false, order: :top) if settings&.fetch(:trace) || ENV["UP_TRACE"] == "1"
       abort "up: #{e.message}"
+    end
+
+    # What rails server says it boots: "=> Booting UP!" (it names the handler by to_s).
+    def self.to_s
+      "UP!"
     end
 
     # rackup's options as checked settings: :Host and :Port (from its -o and -p) and our
@@ -38,7 +46,7 @@ module Up
       end
       values, env_names = Options.from_environment
       file = config_file(typed[:config_file])
-      values = { workers: 1 }.merge(defaults).merge(values).merge(file&.values || {}).merge(typed)
+      values = { workers: 1, config_file: file&.path }.merge(defaults).merge(values).merge(file&.values || {}).merge(typed)
       names = env_names.merge(file&.names || {}).merge(names)
       @hooks = file&.hooks || Hooks.new
       Options.new(values, names: names).to_h

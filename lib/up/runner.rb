@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "time"
+require_relative "boot_banner"
 require_relative "control_server"
 require_relative "lifecycle"
 require_relative "metrics/app"
@@ -28,9 +29,11 @@ module Up
     TITLE = "up_ruby"
 
     # tls: the Up::TLSSetup of the HTTPS binds, nil when none.
-    def initialize(options, log:, hooks:, binder:, load_app:, tls: nil)
+    # acme: the Up::Acme::Renewer of --acme-domain, nil when none; the runner runs it.
+    def initialize(options, log:, hooks:, binder:, load_app:, tls: nil, acme: nil)
       @options = options
       @tls = tls
+      @acme = acme
       @log = log
       @hooks = hooks
       @binder = binder
@@ -124,9 +127,14 @@ module Up
       @log.call("#{name} hook failed: #{e.full_message(highlight: false, order: :top)}")
     end
 
-    # "up_ruby master (127.0.0.1:3000)", "up_ruby worker 1 (...)"; role nil for one process.
+    # "up_ruby 0.2.0 master [app] tcp://127.0.0.1:3000", "up_ruby 0.2.0 worker 1 [app] ..."
+    # (Up::BootBanner); role nil for one process.
     def title(role)
-      [TITLE, role, "(#{@binder.addresses.join(", ")})"].compact.join(" ")
+      banner.title(role, @binder.urls)
+    end
+
+    def banner
+      @banner ||= BootBanner.new(@options, program: TITLE)
     end
 
     # HUP: logrotate has renamed the file; go on in a new one under its name.

@@ -11,9 +11,11 @@ module Up
   # window must not wake the parent (the worker holds a copy of the parent's pipe), so a
   # handler writes only in the process that installed it; in another it keeps the name of a
   # signal the worker acts on in #strays, and the worker acts on it once it can.
+  #
+  # ACME is no signal: #post writes it when a new certificate is in (Up::Acme::Renewer).
   class SignalPipe
     BYTES = { "INT" => "I", "TERM" => "T", "QUIT" => "Q", "HUP" => "H", "USR1" => "1", "USR2" => "2",
-              "TTIN" => "+", "TTOU" => "-", "CHLD" => "C" }.freeze
+              "TTIN" => "+", "TTOU" => "-", "CHLD" => "C", "ACME" => "A" }.freeze
     NAMES = BYTES.invert.freeze
     STOPS = %w[INT TERM QUIT].freeze
     # The signals a forked worker keeps from its window without traps (a stop, a log reopen);

@@ -16,6 +16,9 @@ module Up
   #                connections that come meanwhile wait in the backlog, none is refused
   #   HUP          reopen the log file and the access log; load the certificates again
   #   TTIN, TTOU   logged and ignored (there are no workers to add or remove)
+  #
+  # With --acme-domain, its Up::Acme::Renewer posts ACME to the pipe after each new
+  # certificate, which is loaded as HUP loads them.
   class Single < Runner
     SIGNALS = %w[INT TERM QUIT HUP USR1 USR2 TTIN TTOU].freeze
 
@@ -24,15 +27,20 @@ module Up
       start_redis
       @server = new_server(@load_app.call, multiprocess: false)
       Process.setproctitle(title(nil))
+      @log.call(banner.to_s)
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
       @log.call("--worker-max-rss needs workers (-w 2 or more): one process has no one to hand over to; ignored") \
         if @options[:worker_max_rss].positive?
+      @log.call("--refork-after needs workers (-w 2 or more): one process has no worker to fork from; ignored") \
+        unless @options[:refork_after].empty?
       control = Thread.new { control(signals) }
+      @acme&.start { signals.post("ACME") }
       start_control
       @lifecycle.serving(status_text)
       @lifecycle.start_pulses { [true, status_text] }
       @server.run
+      @acme&.stop
       stop_control
       control.kill.join
       stop_redis
@@ -82,6 +90,7 @@ module Up
         reopen_log(signal)
         @server&.reopen_access_log
         @tls&.reload(@server, signal)
+      when "ACME" then @tls.reload(@server, "ACME")
       when "TTIN", "TTOU"
         @log.call("#{signal}: one process (-w #{@options[:workers]}), no worker to add or remove; ignored")
       end

@@ -3,6 +3,7 @@
 require "rack/mime"
 require_relative "start_error"
 require_relative "static_site"
+require_relative "acme/store"
 
 module Up
   # Which files the engine answers before the app, as the static: option of Up::Server.new
@@ -61,12 +62,20 @@ module Up
     # [["/", dir], ["/assets", dir], ...] with absolute, existing directories.
     def mounts(site)
       root = public_dir(site)
-      list = root ? [["/", root]] : []
+      list = acme_mount + (root ? [["/", root]] : [])
       @options[:static].each do |spec|
         prefix, dirs = spec.split("=", 2)
         dirs.split(":").reject(&:empty?).each { |d| list << [prefix, directory(d, "--static #{spec}")] }
       end
       list
+    end
+
+    # --acme-domain: the HTTP-01 answers (RFC 8555 §8.3) that Up::Acme::Order writes, before
+    # the app and any other file.
+    def acme_mount
+      return [] if @options[:acme_domains].empty?
+
+      [["/.well-known/acme-challenge", Acme::Store.new(File.expand_path(@options[:acme_dir], @dir)).http_dir]]
     end
 
     def public_dir(site)

@@ -67,7 +67,7 @@ module Up
     def context(settings)
       TLSContext.new(cert_file: settings[:cert_file], key_file: settings[:key_file], ca_file: settings[:ca_file],
                      key_password: @settings_of.password(settings), hosts: settings[:hosts],
-                     ticket_secret: @ticket_secret)
+                     ticket_secret: @ticket_secret, acme_challenge_dir: settings[:acme_challenge_dir])
     rescue TLSError => e
       raise TLSError, "#{e.message}; give it with --key-password-command" if e.message.include?("no passphrase was given")
 

@@ -114,6 +114,8 @@ class Exchange {
     // The app took the socket (rack.hijack): the engine's response calls are over for it.
     this.hijacked = false;
     this.hijackedIO = null;
+    // --metrics-url: server.served(status, seconds) once the response is handed to the engine.
+    this.started = server.served ? process.hrtime.bigint() : null;
   }
 
   // The request line's method and target, for log lines.
@@ -164,6 +166,7 @@ class Exchange {
         return;
       }
     }
+    this.status = status;
     const { body, utf8 } = joinParts(parts);
     const error = this.addon.respond(this.token, status, fields, body, utf8);
     if (error !== undefined) refused(error);
@@ -210,6 +213,7 @@ class Exchange {
   // The file at path as the response (ext/up/node/sendfile.c). fromField: the path came from
   // x-sendfile, whose file the engine answers 404 or 500 for itself when it cannot open it.
   sendFileAt(status, fields, path, fromField) {
+    this.status = status;
     const result = this.addon.sendFile(this.token, status, fields, path, fromField);
     if (result === false) {
       this.fail();
@@ -219,11 +223,12 @@ class Exchange {
     this.over();
   }
 
-  // rack.early_hints: a Ruby lambda sending a 103 with the Hash's fields, an Array value as
-  // one line per item. HTTP/1.0 knows no 1xx, and a response already begun takes none.
+  // rack.early_hints: an Up::EarlyHints (opal/up/early_hints.rb, the class of up_ruby's)
+  // sending a 103 with the Hash's fields, an Array value as one line per item. HTTP/1.0
+  // knows no 1xx, and a response already begun takes none.
   earlyHintsProc() {
     const Opal = globalThis.Opal;
-    return Opal.lambda((headers) => {
+    return Opal.Up.EarlyHints.$new((headers) => {
       if (this.minor === 0 || this.headSent || this.done) return Opal.nil;
       const flat = [];
       for (const [name, value] of headers) {
@@ -277,6 +282,7 @@ class Exchange {
     if (typeof answer === 'string') refused(answer);
     this.hijacked = true;
     if (answer === false) {
+      this.status = 0; // the client is gone: nothing was sent
       this.addon.fail(this.token);
       this.over();
       return null;
@@ -289,6 +295,7 @@ class Exchange {
   // was (the client cannot take a cut body for a whole one).
   fail() {
     if (this.done) return;
+    if (!this.headSent) this.status = 500;
     this.addon.fail(this.token);
     this.over();
   }
@@ -300,6 +307,7 @@ class Exchange {
 
   over() {
     this.done = true;
+    if (this.started !== null) this.server.served(this.status, Number(process.hrtime.bigint() - this.started) / 1e9);
     if (this.finished !== null) this.finished();
   }
 }

@@ -6,7 +6,9 @@
 // up_ruby's single process (or its workers) takes them:
 //
 //   INT, TERM    graceful stop: no new connections, idle ones closed, in-flight requests
-//                finished within --shutdown-timeout, status 0
+//                finished within --shutdown-timeout, status 0. With --stop-delay one process
+//                first serves on that long, its /ready saying 503 (metrics.js); a second
+//                signal ends the delay. A cluster worker stops at once: the primary delayed.
 //   QUIT         stop at once
 //   HUP          reopen the log file, load the certificates again (certificates.js)
 //   USR2, USR1   one process: restart in place (restart.js): the app is compiled, requests in
@@ -17,14 +19,15 @@
 const cluster = require('node:cluster');
 const path = require('node:path');
 const fs = require('node:fs');
-const { Log, ignoreSignals } = require('../up_node/log');
-const { escapedThrow, describeThrown } = require('../up_node/thrown');
+const { Log, ignoreSignals, processTitle, banner } = require('../up_node/log');
+const { escapedThrow, describeThrown, bootFailed } = require('../up_node/thrown');
 const { EnvBuilder } = require('./env');
 const { Exchange } = require('./exchange');
 const { Upgrades } = require('./websocket');
 const { WorkerLink } = require('../up_node/cluster_pubsub');
 const { attachRedis } = require('../up_node/redis_pubsub');
 const { tlsSettings, reloadCertificates } = require('./certificates');
+const { RequestCounters, startMetrics, delayedStop } = require('../up_node/metrics');
 const restart = require('./restart');
 
 const ADDON = path.join(__dirname, '..', '..', 'lib', 'up', 'up.node');
@@ -60,14 +63,18 @@ function run(options) {
     Node = globalThis.Opal.Up.Node;
     app = Node.$app();
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
-    process.exit(1);
+    bootFailed(options, error);
   }
   // The handler needs the env builder, which needs the addon's meta array: the request
   // callback is made first and finds the handler once requests can come (after listen).
   let handler = null;
   let meta = null;
-  const server = { upgrades: null };
+  // served: Exchange#over's hook, set with --metrics-url.
+  const server = { upgrades: null, served: null };
+  // --metrics-url: the responses of the app (the engine's own answers, static files and
+  // rejected requests, are in stats().requests only), reported by the primary or by this process.
+  const counters = options.metrics_url ? new RequestCounters() : null;
+  if (counters) server.served = (status, seconds) => counters.record(status, seconds);
   const onRequest = (head, body, remoteAddr, where, secure) => {
     const exchange = new Exchange(addon, meta, head, body, remoteAddr, where, secure, server);
     try {
@@ -106,10 +113,15 @@ function run(options) {
   const urls = options.listen_urls;
   const index = process.env.UP_WORKER_INDEX;
   const name = cluster.isWorker ? `worker ${index}` : 'up';
-  process.title = `up ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+  process.title = processTitle(options, cluster.isWorker ? `worker ${index}` : null, urls);
   const controls = signalControls(addon, options, log, name);
-  process.on('SIGINT', () => controls.stop());
-  process.on('SIGTERM', () => controls.stop());
+  // --stop-delay: a worker stops when its primary says, after the primary's delay.
+  let stopBegun = false;
+  const stopSignal = cluster.isWorker
+    ? () => controls.stop()
+    : delayedStop(options, log, () => { stopBegun = true; }, () => controls.stop());
+  process.on('SIGINT', () => stopSignal('INT'));
+  process.on('SIGTERM', () => stopSignal('TERM'));
   process.on('SIGQUIT', () => controls.halt());
   process.on('SIGHUP', () => {
     controls.reopenLogs();
@@ -122,9 +134,14 @@ function run(options) {
     process.on('SIGUSR1', () => controls.hotRestart('USR1 (one process: a phased restart is a restart in place)'));
     ignoreSignals(log, ['SIGTTIN', 'SIGTTOU'], (signal) => `${signal}: one process (-w ${options.workers}), no worker to add or remove; ignored`);
   }
-  // --access-log, and the figures for --control-url (here, or asked by the primary).
+  // --access-log, and the figures for --control-url and --metrics-url (here, or asked by the
+  // primary); the engine's count of requests wins over the app's.
   require('./access_log').startAccessLog(addon, options, log, name);
-  require('../up_node/control_server').serveStats(options, log, () => addon.stats());
+  const figures = counters ? () => ({ ...counters.figures(), ...addon.stats() }) : () => addon.stats();
+  require('../up_node/control_server').serveStats(options, log, figures);
+  if (counters && !cluster.isWorker) {
+    startMetrics(options, log, async () => ({ workers: 1, pid: process.pid, ...figures() }), () => !stopBegun);
+  }
   // A streaming body may write from a timer after the app returned; what it raises then has
   // no request to fail. It is logged, and the process goes on serving the others.
   process.on('uncaughtException', (error) => log.line(`error outside a request: ${describeThrown(error)}`));
@@ -137,8 +154,9 @@ function run(options) {
     fs.writeFileSync(options.pid_file, `${process.pid}\n`);
     process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
   }
+  log.line(banner(options));
   log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version}, engine on libuv)`);
-  log.line(options.build_note);
+  if (options.build_note) log.line(options.build_note);
   return controls;
 }
 

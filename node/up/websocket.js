@@ -179,6 +179,7 @@ class Upgrades {
   accept(exchange, hash, client) {
     const token = this.addon.upgrade(exchange.token, flatten(hash));
     if (typeof token === 'string') throw new Error(`invalid response: ${token}`);
+    exchange.status = exchange.upgrade === 'websocket' ? 101 : 200;
     exchange.over();
     const conn = new Connection(this, token, exchange.upgrade, client);
     this.conns[token & SLOT_MASK] = conn;

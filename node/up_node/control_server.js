@@ -58,7 +58,8 @@ function givenToken(req, url) {
 // it listens; a URL it cannot listen on stops the process with status 1.
 function startControl(options, log, report) {
   const where = options.control;
-  const made = !options.control_token;
+  // A token Up::Node::AddonLauncher made (or kept across a hot restart) is logged as one made here.
+  const made = !options.control_token || options.control_token_made;
   const token = options.control_token || crypto.randomBytes(16).toString('hex');
   const started = new Date();
   const startedAt = process.hrtime.bigint();

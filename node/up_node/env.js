@@ -50,9 +50,10 @@ class EnvBuilder {
     // What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
     // which exchange.js sends from the file (sendfile.js).
     env.set('sendfile.type', 'x-sendfile');
-    // RFC 9112 §3.2: origin form, or an absolute form whose authority replaces Host.
+    // RFC 9112 §3.2: origin form, or an absolute form whose authority replaces Host; in
+    // HTTP/2, :authority replaces it (RFC 9113 §8.3.1).
     let target = req.url;
-    let authority = null;
+    let authority = exchange.authority;
     if (ABSOLUTE_FORM.test(target)) {
       const rest = target.replace(ABSOLUTE_FORM, '');
       let slash = rest.search(/[/?]/);
@@ -62,8 +63,9 @@ class EnvBuilder {
     }
     const mark = target.indexOf('?');
     const path = mark < 0 ? target : target.slice(0, mark);
-    env.set('REQUEST_METHOD', req.method);
-    env.set('SERVER_PROTOCOL', req.httpVersion === '1.0' ? 'HTTP/1.0' : 'HTTP/1.1');
+    env.set('REQUEST_METHOD', exchange.method);
+    const version = req.httpVersion;
+    env.set('SERVER_PROTOCOL', version === '1.1' ? 'HTTP/1.1' : version === '1.0' ? 'HTTP/1.0' : 'HTTP/2');
     env.set('PATH_INFO', path);
     env.set('REQUEST_PATH', path);
     env.set('QUERY_STRING', mark < 0 ? '' : target.slice(mark + 1));
@@ -76,9 +78,12 @@ class EnvBuilder {
     // docs/websockets.md: on every request; :websocket, :sse (a Symbol is a String
     // in Opal) or nil, as upgrade.js found.
     env.set('rack.upgrade?', exchange.upgrade === null ? this.nil : exchange.upgrade);
-    this.addHeaders(env, req.rawHeaders);
+    this.addHeaders(env, exchange.fields);
     if (authority !== null) env.set('HTTP_HOST', authority);
-    if (env.has('HTTP_TRANSFER_ENCODING')) env.set('CONTENT_LENGTH', String(body.length));
+    // A body whose length no field gave (chunked, or HTTP/2 without content-length).
+    if (exchange.framedBody ? body !== '' && !env.has('CONTENT_LENGTH') : env.has('HTTP_TRANSFER_ENCODING')) {
+      env.set('CONTENT_LENGTH', String(body.length));
+    }
     this.addServerName(env, exchange.listener);
     return env;
   }

@@ -86,6 +86,16 @@ function hasHeader(headers, name, other = name) {
   return false;
 }
 
+// headers (a flattened list) without the fields named name (lowercase).
+function withoutField(headers, name) {
+  if (!hasHeader(headers, name)) return headers;
+  const kept = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i].toLowerCase() !== name) addHeader(kept, headers[i], headers[i + 1]);
+  }
+  return kept;
+}
+
 class Exchange {
   // body: the request body, one char per byte (latin1), '' for none. listener: the
   // { host, port } the connection came in on. server: the http.Server (its `stopping` flag).
@@ -101,6 +111,19 @@ class Exchange {
     // WebSocket, the bytes that came after its head (Node's 'upgrade' hands them over).
     this.upgrade = null;
     this.upgradeHead = null;
+    // The request's fields as [name, value...] (env.js), the authority that replaces Host
+    // (HTTP/2's :authority; null here), whether the body's length is known from its framing
+    // rather than from Content-Length or chunks (HTTP/2's DATA frames), and the method the
+    // app sees.
+    this.fields = req.rawHeaders;
+    this.authority = null;
+    this.framedBody = false;
+    this.method = req.method;
+  }
+
+  // What the response is written to: the connection here, a stream in HTTP/2.
+  get channel() {
+    return this.res.socket;
   }
 
   // The common response, [Integer status, Hash, plain Array of Strings] with no
@@ -198,15 +221,16 @@ class Exchange {
     sendFile(this, status, flatten(hash), plain(path), false, done);
   }
 
-  // rack.early_hints: a Ruby lambda that sends a 103 with the headers of the Hash it is
-  // given, an Array value as one line per item, as up_ruby does. Node's writeEarlyHints
-  // would join an Array into one line and send nothing without a link, so the head is made
-  // here and goes out through _writeRaw, as writeEarlyHints sends its own: that queues it
-  // behind the responses to requests pipelined before this one. HTTP/1.0 knows no 1xx, and a
-  // response already begun takes none. A bad name or value raises ArgumentError in the app.
+  // rack.early_hints: an Up::EarlyHints (opal/up/early_hints.rb, the class of up_ruby's)
+  // that sends a 103 with the headers of the Hash it is given, an Array value as one line
+  // per item, as up_ruby does. Node's writeEarlyHints would join an Array into one line and
+  // send nothing without a link, so the head is made here and goes out through _writeRaw,
+  // as writeEarlyHints sends its own: that queues it behind the responses to requests
+  // pipelined before this one. HTTP/1.0 knows no 1xx, and a response already begun takes
+  // none. A bad name or value raises ArgumentError in the app.
   earlyHintsProc() {
     const Opal = globalThis.Opal;
-    return Opal.lambda((headers) => {
+    return Opal.Up.EarlyHints.$new((headers) => {
       const res = this.res;
       if (this.req.httpVersionMinor === 0 || res.headersSent || res.writableEnded) return Opal.nil;
       let head = 'HTTP/1.1 103 Early Hints\r\n';
@@ -252,12 +276,20 @@ class Exchange {
   // then decide. One that closes says 'connection: close' (Node's, or ours while stopping).
   writeHead(status, headers) {
     const res = this.res;
+    // RFC 9110 §8.6: no content-length in a 1xx or 204; nor in a 304, where the engine of
+    // up_ruby and `up` leaves it out too.
+    if (bodiless(status)) headers = withoutField(headers, 'content-length');
     if (this.server.stopping) {
       addHeader(headers, 'connection', 'close');
     } else if (res.shouldKeepAlive && this.req.httpVersionMinor === 1 && !hasHeader(headers, 'connection')) {
       res.removeHeader('connection');
     }
-    res.writeHead(status, reason(status), headers);
+    this.sendHead(status, headers);
+  }
+
+  // The head as it is, with the reason phrase HTTP/1.1 sends.
+  sendHead(status, headers) {
+    this.res.writeHead(status, reason(status), headers);
   }
 }
 

@@ -55,4 +55,16 @@ function ignoreUnsupportedSignals(log) {
   ignoreSignals(log, UNSUPPORTED_SIGNALS, (signal) => `${signal} is not supported by up_node; ignored`);
 }
 
-module.exports = { Log, ignoreSignals, ignoreUnsupportedSignals };
+// "up_node 0.2.0 worker 1 [shop] tcp://127.0.0.1:3000": up_ruby's titles (Up::BootBanner#title)
+// with this runtime's name; role null for one process.
+function processTitle(options, role, urls) {
+  const binds = urls.map((url) => url.replace(/^https:\/\//, 'ssl://').replace(/^http:\/\//, 'tcp://'));
+  return [options.program, options.version, role, `[${options.title_app}]`, ...binds].filter(Boolean).join(' ');
+}
+
+// The line before "listening on" (Up::BootBanner): what runs, and how.
+function banner(options) {
+  return `UP! ${options.version} (${options.program}, node ${process.version}): ${options.banner}`;
+}
+
+module.exports = { Log, ignoreSignals, ignoreUnsupportedSignals, processTitle, banner };

@@ -1,9 +1,9 @@
 'use strict';
-// The metrics endpoint of up_node (--metrics-url): up_ruby's Up::Metrics::App and
+// The metrics endpoint of up_node and `up` (--metrics-url): up_ruby's Up::Metrics::App and
 // Up::Metrics::Exposition on Node's http module, with the same paths and metric names, so one
-// dashboard and one probe fit both runtimes. It lives in the single process or the cluster
-// primary, never in a worker; a primary asks its workers for their figures at each scrape,
-// over control_server.js's channel.
+// dashboard and one probe fit every runtime. It lives in the single process or the cluster
+// primary (primary.js, `up`'s too), never in a worker; a primary asks its workers for their
+// figures at each scrape, over control_server.js's channel.
 //
 //   GET /metrics  the Prometheus text format (version 0.0.4)
 //   GET /live     200 while the process runs
@@ -11,7 +11,8 @@
 //                 stop begins (through --stop-delay)
 //
 // A serving process counts its responses by status and their durations (RequestCounters)
-// only when --metrics-url is given.
+// only when --metrics-url is given: up_node's from its http servers (watch), `up`'s from each
+// exchange the app answered (node/up/exchange.js calls record).
 
 const fs = require('node:fs');
 const http = require('node:http');

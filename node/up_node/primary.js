@@ -37,10 +37,10 @@
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log, ignoreUnsupportedSignals } = require('./log');
+const { Log, ignoreUnsupportedSignals, processTitle, banner } = require('./log');
 const { Hub } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
-const { describeThrown } = require('./thrown');
+const { bootFailed, loadFailure } = require('./thrown');
 const { startMetrics, delayedStop } = require('./metrics');
 const { clusterReport } = require('./control_server');
 
@@ -58,8 +58,8 @@ function startHub(options, log, restarts) {
   try {
     require(options.bundle);
   } catch (error) {
-    log.line(`${restarts && restarts.old.count ? 'hot restart: ' : ''}cannot load ${options.rackup}: ${describeThrown(error)}`);
-    if (!restarts || restarts.old.count === 0) process.exit(1);
+    if (!restarts || restarts.old.count === 0) bootFailed(options, error);
+    log.line(`hot restart: the app does not load; the old workers serve on: ${loadFailure(error)}`);
     return new Hub(null, log);
   }
   const Opal = globalThis.Opal;
@@ -144,9 +144,11 @@ function run(options, restarts = null) {
       if (announced) return;
       announced = true;
       if (options.pid_file) fs.writeFileSync(options.pid_file, `${process.pid}\n`);
+      process.title = processTitle(options, 'master', message.listening);
+      log.line(banner(options));
       log.line(`UP! ${options.version} master ${process.pid} listening on ${message.listening.join(', ')} ` +
         `(workers ${count}, node ${process.version})`);
-      log.line(options.build_note);
+      if (options.build_note) log.line(options.build_note);
     });
     return worker;
   };
@@ -281,7 +283,7 @@ function run(options, restarts = null) {
     });
   }
 
-  process.title = `${restarts ? 'up' : 'up_node'} master (${options.workers} workers)`;
+  process.title = processTitle(options, 'master', []);
   const stopSignal = delayedStop(options, log, () => { stopBegun = true; }, () => actions.stop());
   process.on('SIGINT', () => stopSignal('INT'));
   process.on('SIGTERM', () => stopSignal('TERM'));

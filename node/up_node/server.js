@@ -13,7 +13,8 @@
 
 const http = require('node:http');
 const https = require('node:https');
-const { Exchange } = require('./exchange');
+const { exchangeFor, regularFields, headerListSize, checkStream, endStream } = require('./http2_exchange');
+const { Http2Side } = require('./http2');
 const { check } = require('./request_check');
 const { reason } = require('./reason');
 const { escapedThrow, describeThrown } = require('./thrown');
@@ -55,6 +56,20 @@ function detachedResponse(req, socket) {
   return res;
 }
 
+// The same refusal on an HTTP/2 stream: the stream ends, not the connection; a body still
+// coming is stopped.
+function rejectStream(req, res, status) {
+  const body = `${reason(status)}\n`;
+  res.writeHead(status, ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+  res.end(body, () => endStream(req, res));
+}
+
+// A body that grew past --max-body-size, on either protocol.
+function refuseBody(req, res) {
+  if (req.httpVersionMajor === 2) rejectStream(req, res, 413);
+  else reject(res, 413);
+}
+
 // A WebSocket handshake we refuse (upgrade.js), as up_ruby's engine answers it.
 function refuseHandshake(res, bad) {
   const body = `${bad.reason}\n`;
@@ -67,7 +82,9 @@ function refuseHandshake(res, bad) {
 // options: the checked settings (snake_case, as Up::Options names them). handler: the Ruby
 // Up::Node::Handler. listener: { host, port, secure } for SERVER_NAME when a request has no
 // Host, and the scheme. upgrades: the process's Upgrades (upgrades.js), which WebSockets and
-// event streams join. tlsBind: a TLSBind (tls.js) for HTTPS, else null.
+// event streams join. tlsBind: a TLSBind (tls.js) for HTTPS, else null. Unless
+// options.http2 is false, the server speaks HTTP/2 too (http2.js, server.http2), and its
+// streams take the same path as requests.
 function createServer(options, handler, log, listener, upgrades, tlsBind) {
   const headMs = options.head_timeout * 1000;
   const settings = {
@@ -115,17 +132,27 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     // flowing, end, auto-destroy, close), each of which pays for pushing and popping
     // Node's async context, which Opal's bridged Array sends to V8's slow path. Node's own
     // parser still tracks the request and the connection's timeouts.
+    // An HTTP/2 request has none when its HEADERS frame ended the stream (RFC 9113 §8.1);
+    // one may come without content-length.
     const headers = req.headers;
-    if (headers['transfer-encoding'] === undefined && headers['content-length'] === undefined) {
+    const bodiless = req.httpVersionMajor === 2 ? req.stream.endAfterHeaders
+      : headers['transfer-encoding'] === undefined && headers['content-length'] === undefined;
+    if (bodiless) {
       req.read(0);
       return serve(req, res, '', acceptsEventStream(req) ? SSE : null);
     }
     const chunks = [];
     let size = 0;
+    // HTTP/2: --body-timeout is the longest pause in a stream's body, then a 408 on it.
+    if (req.httpVersionMajor === 2) {
+      res.stream.setTimeout(options.body_timeout * 1000, () => {
+        if (!res.headersSent) rejectStream(req, res, 408);
+      });
+    }
     req.on('data', (chunk) => {
       size += chunk.length;
       if (options.max_body_size > 0 && size > options.max_body_size) {
-        if (!res.headersSent) reject(res, 413);
+        if (!res.headersSent) refuseBody(req, res);
         req.removeAllListeners('data');
         req.resume();
         return;
@@ -133,6 +160,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
       chunks.push(chunk);
     });
     req.on('end', () => {
+      if (req.httpVersionMajor === 2) res.stream.setTimeout(0);
       if (res.headersSent) return;
       serve(req, res, size === 0 ? '' : Buffer.concat(chunks).toString('latin1'), acceptsEventStream(req) ? SSE : null);
     });
@@ -140,7 +168,7 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
 
   // upgrade: what the request may become (upgrade.js); head: what followed a WebSocket's head.
   const serve = (req, res, body, upgrade, head = null) => {
-    const exchange = new Exchange(req, res, body, listener, server);
+    const exchange = exchangeFor(req, res, body, listener, server);
     exchange.upgrade = upgrade;
     exchange.upgradeHead = head;
     try {
@@ -190,6 +218,38 @@ function createServer(options, handler, log, listener, upgrades, tlsBind) {
     socket.resume();
   };
 
+  // An HTTP/2 stream: refused as an HTTP/1.1 request would be, on its stream.
+  const onStream = (req, res) => {
+    const fields = regularFields(req);
+    req.upFields = fields;
+    const tooMany = fields.length / 2 > options.max_headers || headerListSize(req.rawHeaders) > options.max_head_size;
+    const refused = checkStream(req, fields) || (tooMany ? 431 : 0) || (tooLarge(req) ? 413 : 0);
+    if (refused) return rejectStream(req, res, refused);
+    if (req.method === 'CONNECT') return onConnect(req, res);
+    if (statics !== null && statics.handle(req, res, () => toApp(req, res))) return;
+    toApp(req, res);
+  };
+
+  // RFC 8441 §4: a CONNECT whose :protocol is websocket opens a WebSocket on its stream,
+  // served as HTTP/1.1's handshake is (rack.upgrade? :websocket); §5: it carries
+  // Sec-WebSocket-Version but no key. We are no proxy: any other CONNECT is not ours (501).
+  const onConnect = (req, res) => {
+    if (req.headers[':protocol'] !== 'websocket') return rejectStream(req, res, 501);
+    if (req.headers['sec-websocket-version'] !== '13') {
+      const body = 'Unsupported Sec-WebSocket-Version (13 is)\n';
+      res.writeHead(400, ['sec-websocket-version', '13', 'content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)]);
+      return res.end(body);
+    }
+    serve(req, res, '', WEBSOCKET);
+  };
+
+  const onStreamContinue = (req, res) => {
+    if (tooLarge(req)) return rejectStream(req, res, 413);
+    res.writeContinue();
+    onStream(req, res);
+  };
+
+  server.http2 = options.http2 ? new Http2Side(options, server, tlsBind, onStream, onStreamContinue) : null;
   server.on('request', onRequest);
   server.on('upgrade', onUpgrade);
   // Expect: 100-continue (RFC 9110 §10.1.1): refuse a body that is too large before it is sent.

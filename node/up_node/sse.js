@@ -8,7 +8,6 @@
 // every --sse-heartbeat seconds of silence keeps proxies from closing it.
 
 const { flatten, plain } = require('./exchange');
-const { reason } = require('./reason');
 
 // A field longer than this, or one holding a line break or NUL, would break the stream (the
 // engine's limit too: ext/up/engine/sse/sse.h, UP_SSE_MAX_FIELD).
@@ -59,10 +58,11 @@ class EventStream {
   constructor(upgrades, exchange, client) {
     this.upgrades = upgrades;
     this.res = exchange.res;
-    this.socket = exchange.res.socket;
+    // The connection, or in HTTP/2 the stream: what ends the event stream at once.
+    this.channel = exchange.channel;
     this.client = client;
     this.kind = 'sse';
-    this.remoteAddress = this.socket.remoteAddress || '';
+    this.remoteAddress = exchange.req.socket.remoteAddress || '';
     this.writes = 0;
     this.drainWanted = false;
     this.closing = false;
@@ -127,13 +127,13 @@ class EventStream {
   }
 
   terminate() {
-    this.socket.destroy();
+    this.channel.destroy();
   }
 
   // ---- pub/sub (pubsub.js)
 
   backlog() {
-    return this.socket.writableLength;
+    return this.channel.writableLength;
   }
 
   // message: a pubsub.js Message; its event is made once for every stream.
@@ -186,7 +186,7 @@ function acceptEventStream(upgrades, exchange, hash, client) {
   }
   res.useChunkedEncodingByDefault = false;
   res.shouldKeepAlive = false;
-  res.writeHead(200, reason(200), headers);
+  exchange.sendHead(200, headers);
   res.flushHeaders();
   return new EventStream(upgrades, exchange, client);
 }

@@ -26,7 +26,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const { randomBytes } = require('node:crypto');
 const { promisify } = require('node:util');
-const { Exchange } = require('./exchange');
+const { exchangeFor } = require('./http2_exchange');
 const { decodePath } = require('./static_path');
 const fields = require('./static_fields');
 
@@ -182,7 +182,7 @@ class StaticFiles {
   // A whole response. headers: a flat [name, value...] list; body: a string or Buffer, or null.
   send(req, res, status, headers, body) {
     if (body !== null) headers.push('content-length', String(Buffer.byteLength(body)));
-    new Exchange(req, res, '', null, this.server).writeHead(status, headers);
+    exchangeFor(req, res, '', null, this.server).writeHead(status, headers);
     if (body !== null && req.method !== 'HEAD') res.end(body);
     else res.end();
   }
@@ -538,7 +538,7 @@ class StaticRequest {
   // after the text before it (multipart heads), then the tail; closes every descriptor.
   async finish(status, headers, rep, parts, before = [], tail = null) {
     const res = this.res;
-    new Exchange(this.req, res, '', null, this.st.server).writeHead(status, headers);
+    exchangeFor(this.req, res, '', null, this.st.server).writeHead(status, headers);
     if (this.req.method === 'HEAD') parts = [];
     try {
       for (let i = 0; i < parts.length; i++) {

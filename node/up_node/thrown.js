@@ -7,6 +7,8 @@
 // `return` in a block inside a lambda (`run ->(env) { list.each { return ... } }`): on MRI the
 // lambda returns its value, on Opal the throw comes out of the app.
 
+const path = require('node:path');
+
 function escapedThrow(error) {
   return error != null && !(error instanceof Error) && typeof error.$thrower_type === 'string';
 }
@@ -21,4 +23,47 @@ function describeThrown(error) {
   return String(error && error.stack ? error.stack : error);
 }
 
-module.exports = { escapedThrow, describeThrown };
+// Frames outside the app: Node's, installed gems' and UP!'s own.
+const UP_ROOT = path.join(__dirname, '..', '..');
+
+function appFrame(file) {
+  return !file.startsWith('node:') && !file.includes('/gems/') && !file.startsWith(`${UP_ROOT}/`);
+}
+
+function display(file) {
+  const cwd = `${process.cwd()}/`;
+  return file.startsWith(cwd) ? file.slice(cwd.length) : file;
+}
+
+// "config.ru:2: ", the first frame of the app's own code among "FILE:LINE[:COLUMN]:in ..."
+// (Opal's backtrace, mapped to the Ruby files) or a JS stack's "at f (FILE:LINE:COLUMN)".
+function where(frames) {
+  const located = frames.map((frame) => /^(?:\s*at (?:.*? \()?)?(.+?):(\d+)(?::\d+)?(?:\)|:in |$)/.exec(frame))
+    .filter(Boolean);
+  const found = located.find((m) => appFrame(m[1])) || located[0];
+  return found ? `${display(found[1])}:${found[2]}: ` : '';
+}
+
+// What loading config.ru threw, in one line as up_ruby says it (Up::LoadFailure): where the
+// app's code raised, the message's first line, the class.
+function loadFailure(error) {
+  if (error && error.$$class) {
+    const trace = error.$backtrace();
+    const frames = Array.isArray(trace) ? trace : [];
+    const message = String(error.$message()).split('\n')[0];
+    return `${where(frames)}${message} (${error.$$class.$name()})`;
+  }
+  if (escapedThrow(error) || !(error instanceof Error)) return describeThrown(error);
+  const frames = String(error.stack || '').split('\n').slice(1);
+  return `${where(frames)}${String(error.message).split('\n')[0]} (${error.name})`;
+}
+
+// A start that cannot load the app: one line on stderr in the runtime's name, the backtrace
+// after it with --trace, status 1.
+function bootFailed(options, error) {
+  process.stderr.write(`${options.program}: ${loadFailure(error)}\n`);
+  if (options.trace) process.stderr.write(`${describeThrown(error)}\n`);
+  process.exit(1);
+}
+
+module.exports = { escapedThrow, describeThrown, loadFailure, bootFailed };

@@ -1,12 +1,12 @@
 'use strict';
 // HTTPS for up_node: the Node tls options of one TLS bind with up_ruby's settings
 // (ext/up/engine/transport/tls.h): TLS 1.2 and 1.3 only, the same cipher list in the server's order, the
-// same groups, ALPN http/1.1 alone, SNI certificates from the config file's tls_host, the head
-// timeout for the handshake, and session ticket keys derived from the secret every worker
-// gets and the hour, so the workers take each other's tickets. Up::Node::Launcher resolves
-// which files a bind serves (Up::TLSSettings); the files are read here, at the start and
-// again on HUP (reload), and a key's passphrase comes from its command each time, as up_ruby
-// does it.
+// same groups, ALPN h2 (unless --no-http2: http2.js) then http/1.1, SNI certificates from the
+// config file's tls_host, the head timeout for the handshake, and session ticket keys derived
+// from the secret every worker gets and the hour, so the workers take each other's tickets.
+// Up::Node::Launcher resolves which files a bind serves (Up::TLSSettings); the files are read
+// here, at the start and again on HUP (reload), and a key's passphrase comes from its command
+// each time, as up_ruby does it.
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -110,7 +110,8 @@ class TLSBind {
     this.loaded = load(bind);
     this.serverOptions = {
       ...this.loaded.main,
-      ALPNProtocols: ['http/1.1'],
+      // h2 first: the server's order decides (http2.js takes the connections that pick it).
+      ALPNProtocols: options.http2 ? ['h2', 'http/1.1'] : ['http/1.1'],
       handshakeTimeout: options.head_timeout * 1000,
       ticketKeys: ticketKeys(bind.ticket_secret),
       SNICallback: (name, done) => {

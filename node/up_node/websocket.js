@@ -11,7 +11,7 @@
 // while it inflates), nothing more is read after our Close (as up_ruby), and on_close comes
 // last, once ws has closed the socket. Upgrades (upgrades.js) owns the open connections.
 
-const { WebSocketServer } = require('ws');
+const { WebSocket, WebSocketServer } = require('ws');
 const { flatten, plain, bytes } = require('./exchange');
 
 // What ws.send is told; made once, as a send per message must not allocate them.
@@ -76,10 +76,6 @@ class WebSocketConnection {
     this.onWritten = () => this.written();
     ws.on('message', (data, binary) => this.onMessage(data, binary));
     ws.on('close', () => this.onClose());
-    // ws ends the socket once the Close handshake is over (or after failing the connection),
-    // then waits for the client to end its side too: RFC 6455 §7.1.1 has the server close
-    // the TCP connection first, and up_ruby's on_close does not wait for the client either.
-    socket.on('finish', () => socket.destroy());
     // Protocol errors: ws has already sent the Close with its code (1002, 1007, 1009).
     ws.on('error', () => {});
   }
@@ -229,13 +225,10 @@ function createWebSocketServer(options) {
   return wss;
 }
 
-// The app accepted the WebSocket of exchange (an Exchange on a socket Node handed over at
-// 'upgrade'); hash: its response headers. Sends the 101 with the app's fields and returns the
-// WebSocketConnection, or null when the socket is gone. Throws (a 500 for the app) on a field
-// Node would not send.
-function acceptWebSocket(upgrades, exchange, hash, client) {
-  const { req, res } = exchange;
-  const socket = res.socket;
+// The app's response fields for its WebSocket: [the fields it may send, the subprotocol it
+// chose if the client offered it (RFC 6455 §4.2.2: the client fails the connection
+// otherwise), else undefined]. Throws (a 500 for the app) on a field Node would not send.
+function answerFields(upgrades, req, hash) {
   const fields = [];
   let protocol;
   const all = flatten(hash);
@@ -246,16 +239,24 @@ function acceptWebSocket(upgrades, exchange, hash, client) {
     if (name === 'sec-websocket-protocol') protocol = value;
     if (!OWNED.has(name)) fields.push(name, value);
   }
-  // RFC 6455 §4.2.2: only a subprotocol the client offered (it fails the connection otherwise).
-  if (protocol !== undefined) {
-    const offered = (req.headers['sec-websocket-protocol'] || '').split(',').map((p) => p.trim());
-    if (offered.includes(protocol)) {
-      req[kProtocol] = protocol;
-    } else {
-      upgrades.log.line('the app chose a WebSocket subprotocol the client did not offer; it is left out of ' +
-        'the 101 (RFC 6455 §4.2.2)');
-    }
-  }
+  if (protocol === undefined) return [fields, undefined];
+  const offered = (req.headers['sec-websocket-protocol'] || '').split(',').map((p) => p.trim());
+  if (offered.includes(protocol)) return [fields, protocol];
+  upgrades.log.line('the app chose a WebSocket subprotocol the client did not offer; it is left out of ' +
+    'its answer (RFC 6455 §4.2.2)');
+  return [fields, undefined];
+}
+
+// The app accepted the WebSocket of exchange (an Exchange on a socket Node handed over at
+// 'upgrade', or an HTTP/2 stream); hash: its response headers. Sends the 101 with the app's
+// fields (a 200 on a stream) and returns the WebSocketConnection, or null when the socket is
+// gone. Throws (a 500 for the app) on a field Node would not send.
+function acceptWebSocket(upgrades, exchange, hash, client) {
+  if (exchange.req.httpVersionMajor === 2) return acceptOnStream(upgrades, exchange, hash, client);
+  const { req, res } = exchange;
+  const socket = res.socket;
+  const [fields, protocol] = answerFields(upgrades, req, hash);
+  if (protocol !== undefined) req[kProtocol] = protocol;
   req[kFields] = fields;
   // ws checks Upgrade anew, and wants "websocket" alone where RFC 6455 §4.2.1 item 3 lets it
   // be one token of a list (upgrade.js has found it there).
@@ -264,8 +265,36 @@ function acceptWebSocket(upgrades, exchange, hash, client) {
   let connection = null;
   upgrades.wss.handleUpgrade(req, socket, exchange.upgradeHead, (ws) => {
     connection = new WebSocketConnection(upgrades, ws, socket, client);
+    // ws ends the socket once the Close handshake is over (or after failing the
+    // connection), then waits for the client to end its side too: RFC 6455 §7.1.1 has the
+    // server close the TCP connection first, and up_ruby's on_close does not wait for the
+    // client either. (On a stream, its END_STREAM is that close: the client ends its own.)
+    socket.on('finish', () => socket.destroy());
   });
   return connection;
+}
+
+// RFC 8441: a WebSocket on an HTTP/2 stream that an extended CONNECT opened (server.js). The
+// answer is a 200 on the stream (no 101 and no Sec-WebSocket-Accept: §5) with the app's
+// fields and subprotocol; then ws frames the stream as it frames a socket (a Duplex is
+// enough for it). No permessage-deflate here: ws negotiates it only in its own HTTP/1.1
+// handshake, and a server may always decline it (RFC 7692 §5).
+function acceptOnStream(upgrades, exchange, hash, client) {
+  const stream = exchange.res.stream;
+  if (stream.destroyed) return null;
+  const [fields, protocol] = answerFields(upgrades, exchange.req, hash);
+  if (protocol !== undefined) fields.push('sec-websocket-protocol', protocol);
+  exchange.sendOpenHead(200, fields);
+  // What WebSocketConnection reads of a socket: the bytes read (its ping timer) and the
+  // client's address.
+  stream.bytesRead = 0;
+  stream.on('data', (chunk) => { stream.bytesRead += chunk.length; });
+  stream.remoteAddress = exchange.req.socket.remoteAddress;
+  // As ws's server makes its own (its options carry the close timeout, automatic pongs and
+  // the limits), but with no extension.
+  const ws = new WebSocket(null, undefined, upgrades.wss.options);
+  ws.setSocket(stream, Buffer.alloc(0), upgrades.wss.options);
+  return new WebSocketConnection(upgrades, ws, stream, client);
 }
 
 module.exports = { acceptWebSocket, createWebSocketServer, isBinary };

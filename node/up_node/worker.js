@@ -9,11 +9,11 @@
 
 const cluster = require('node:cluster');
 const fs = require('node:fs');
-const { Log, ignoreUnsupportedSignals } = require('./log');
+const { Log, ignoreUnsupportedSignals, processTitle, banner } = require('./log');
 const { createServer } = require('./server');
 const { TLSBind } = require('./tls');
 const { EnvBuilder } = require('./env');
-const { describeThrown } = require('./thrown');
+const { describeThrown, bootFailed } = require('./thrown');
 const { Upgrades } = require('./upgrades');
 const { WorkerLink } = require('./cluster_pubsub');
 const { attachRedis } = require('./redis_pubsub');
@@ -113,8 +113,7 @@ function run(options) {
   try {
     [handler, upgrades] = loadHandler(options, log);
   } catch (error) {
-    log.line(`cannot load ${options.rackup}: ${describeThrown(error)}`);
-    process.exit(1);
+    bootFailed(options, error);
   }
   // Start errors the user can fix (an address in use), as up_ruby reports them: one line on
   // stderr, status 1.
@@ -124,7 +123,7 @@ function run(options) {
   };
   const tlsBinds = [];
   listenAll(options, handler, upgrades, log, tlsBinds, (servers, urls) => {
-    process.title = `up_node ${cluster.isWorker ? `worker ${index} ` : ''}(${urls.join(', ')})`;
+    process.title = processTitle(options, cluster.isWorker ? `worker ${index}` : null, urls);
     const stop = gracefulStop(servers, upgrades, options, log, name);
     // --metrics-url: responses counted here, reported by the primary or, alone, by this process.
     let stopBegun = false;
@@ -155,15 +154,17 @@ function run(options) {
         fs.writeFileSync(options.pid_file, `${process.pid}\n`);
         process.on('exit', () => fs.rmSync(options.pid_file, { force: true }));
       }
+      log.line(banner(options));
       log.line(`UP! ${options.version} listening on ${urls.join(', ')} (pid ${process.pid}, node ${process.version})`);
-      log.line(options.build_note);
+      if (options.build_note) log.line(options.build_note);
     }
   }, fail);
 }
 
 // Returns the INT/TERM handler: close the listeners, close idle connections, say goodbye to
 // WebSockets and event streams (on_shutdown, then their close), and exit 0 once every
-// connection is gone (responses sent while stopping carry `connection: close`); past
+// connection is gone (responses sent while stopping carry `connection: close`, HTTP/2
+// connections get GOAWAY and close once their streams are done); past
 // --shutdown-timeout the remaining connections are cut.
 function gracefulStop(servers, upgrades, options, log, name) {
   let stopping = false;
@@ -181,10 +182,14 @@ function gracefulStop(servers, upgrades, options, log, name) {
       server.stopping = true;
       server.close(closed);
       server.closeIdleConnections();
+      if (server.http2) server.http2.stop();
     }
     upgrades.stop();
     setTimeout(() => {
-      servers.forEach((server) => server.closeAllConnections());
+      servers.forEach((server) => {
+        server.closeAllConnections();
+        if (server.http2) server.http2.terminate();
+      });
       upgrades.terminate();
     }, options.shutdown_timeout * 1000).unref();
   };

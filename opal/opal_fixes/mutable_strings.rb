@@ -96,7 +96,8 @@ class String
   end
 
   # Methods that change the string and return it (so the result is the changed string).
-  UP_RETURNING_SELF = %w[<< concat prepend insert replace clear reverse! succ! next! encode! unicode_normalize! scrub!].freeze
+  UP_RETURNING_SELF = %w[<< concat prepend insert replace clear reverse! succ! next! encode! unicode_normalize! scrub!
+                         force_encoding].freeze
 
   def __up_string?
     true

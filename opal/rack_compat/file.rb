@@ -76,6 +76,14 @@ class File
     data = `#{buf}.subarray(0, #{got})`
     @binary_flag ? RackCompat::Bytes.from_buffer(data) : `#{data}.toString('utf8')`
   end
+
+  # IO#set_encoding, which Opal's File lacks (Rack::Multipart::Generator sets BINARY on the
+  # file it reads): BINARY reads bytes, as binmode does; any other encoding reads text.
+  def set_encoding(encoding, *_rest)
+    encoding = Encoding.find(encoding.to_s) unless encoding.is_a?(Encoding)
+    @binary_flag = encoding.binary?
+    self
+  end
 end
 
 # File.stat and File::Stat, as Rack::Directory and Rack::Multipart::Generator use them:

@@ -74,3 +74,94 @@ class String
   alias slice []
   alias byteslice []
 end
+
+# String#scrub: a JS string cannot hold an invalid UTF-8 sequence (bytes are decoded with
+# U+FFFD where they are made), so text is already scrubbed; bytes are not text to scrub.
+# Opal has no scrub, and Rack's multipart parser scrubs each file name.
+class String
+  def scrub(_replacement = nil)
+    self
+  end
+end
+
+# sub and gsub of bytes give bytes, as on MRI: Opal's return a primitive JS string, which
+# reads the bytes above 0x7f as characters (Rack's multipart parser cuts each part's body
+# from the boundary with sub). Text keeps Opal's path, at the cost of one test: these run
+# for every route Sinatra matches, so they call Opal's methods directly.
+class String
+  alias __opal_sub sub
+  alias __opal_gsub gsub
+
+  def sub(pattern, replacement = nil, &block)
+    %x{
+      var plain = self.$__opal_sub;
+      plain.$$p = block === nil ? null : block;
+      var result = arguments.length > 1 ? plain.call(self, pattern, replacement) : plain.call(self, pattern);
+      return #{__up_bytes_like(`result`)};
+    }
+  end
+
+  def gsub(pattern, replacement = nil, &block)
+    %x{
+      var plain = self.$__opal_gsub;
+      plain.$$p = block === nil ? null : block;
+      var result = arguments.length > 1 ? plain.call(self, pattern, replacement) : plain.call(self, pattern);
+      return #{__up_bytes_like(`result`)};
+    }
+  end
+
+  # result, marked as bytes when self is bytes and result is a String.
+  def __up_bytes_like(result)
+    `typeof self === 'string' || result == null || !result.$$is_string` || !RackCompat::Bytes.binary?(self) ? result : RackCompat::Bytes.binary(result)
+  end
+end
+
+# chomp, delete_prefix and delete_suffix with a String of bytes as the argument (a literal
+# of a file in `encoding: binary`, as Rack::Utils is) compared it to a JS string with ===,
+# which a String object never equals, and changed nothing: Rack's Forwarded parsing found
+# no parameter. The argument is compared by its characters.
+class String
+  alias __opal_chomp chomp
+  alias __opal_delete_prefix delete_prefix
+  alias __opal_delete_suffix delete_suffix
+
+  def chomp(separator = nil)
+    %x{
+      if (arguments.length === 0) return self.$__opal_chomp();
+      return self.$__opal_chomp(typeof separator === 'object' && separator !== nil && separator.$$is_string ? separator.toString() : separator);
+    }
+  end
+
+  def delete_prefix(prefix)
+    __opal_delete_prefix(`typeof prefix === 'object' && prefix.$$is_string ? prefix.toString() : prefix`)
+  end
+
+  def delete_suffix(suffix)
+    __opal_delete_suffix(`typeof suffix === 'object' && suffix.$$is_string ? suffix.toString() : suffix`)
+  end
+end
+
+# Array#join of Strings where one is bytes gives bytes, as MRI's does for binary parts with
+# ASCII text: Opal's joins JS strings, reading bytes above 0x7f as characters
+# (Rack::Multipart::Generator joins the parts of a request body, file bytes among them).
+class Array
+  alias __opal_join join
+
+  def join(separator = nil)
+    %x{
+      for (var i = 0; i < self.length; i++) {
+        var part = self[i];
+        if (part != null && typeof part === 'object' && part.$$is_string && part.internal_encoding != null &&
+            part.internal_encoding.name === 'ASCII-8BIT') return #{__up_join_bytes(separator)};
+      }
+      return self.$__opal_join(separator);
+    }
+  end
+
+  def __up_join_bytes(separator)
+    separator = $, if separator.nil?
+    parts = flatten.map(&:to_s)
+    parts = parts.flat_map { |part| [separator.to_s, part] }.drop(1) if separator && !separator.to_s.empty?
+    RackCompat::Bytes.join(parts)
+  end
+end

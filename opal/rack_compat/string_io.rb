@@ -7,13 +7,22 @@ require 'rack_compat/bytes'
 # request bodies from a StringIO (Rack::MockRequest, and apps and servers that buffer), and
 # Rack::Lint checks IO semantics, so these follow MRI:
 #   read()/read(nil) at EOF is "", read(n) at EOF is nil, read(0) is ""; Opal gave nil for
-#   all, and `read(n, buf)` called buf.write. A String buffer cannot be filled in place
-#   under Opal (strings are immutable), so the data is returned, which is what Rack uses.
+#   all, and `read(n, buf)` called buf.write. A buffer made to change (`"".dup`, opal_fixes/
+#   mutable_strings.rb) is filled in place and returned, as MRI does (Rack::RewindableInput
+#   reads so); any other buffer cannot change, and the data is returned.
 #   size/length, binmode, set_encoding and external_encoding exist (MockRequest calls them).
 #   What is read from a binary string is binary too (JS substrings drop the mark), so
 #   request bodies keep their bytes.
 class StringIO
   def read(length = nil, outbuf = nil)
+    data = __up_read(length)
+    return data unless outbuf && `#{outbuf}.$$up_mutable === true`
+
+    outbuf.replace(data || '')
+    data && outbuf
+  end
+
+  private def __up_read(length)
     check_readable
     raise ArgumentError, "negative length #{length} given" if length && length < 0
 

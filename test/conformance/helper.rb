@@ -79,9 +79,10 @@ module Conformance
     TLS ? gaps.merge(KNOWN_GAPS_OVER_TLS.fetch(RUNTIME, {})) : gaps
   end
 
-  # Runs the runtime's command to its end; returns [Process::Status, output].
-  def self.run_command(*args)
-    process = CLIProcess.new(*args, wait: false, command: [COMMAND], env: { "XDG_CACHE_HOME" => CACHE })
+  # Runs the runtime's command to its end (in chdir); returns [Process::Status, output].
+  def self.run_command(*args, chdir: ROOT, env: {})
+    process = CLIProcess.new(*args, wait: false, command: [COMMAND], env: { "XDG_CACHE_HOME" => CACHE }.merge(env),
+                                    chdir: chdir)
     [process.wait(timeout: 30), process.output]
   end
 end

@@ -6,8 +6,9 @@
  * OpenSSL holds after one read (the transport's pending input), answered while the exchange
  * is lent and given back; a megabyte uploaded; a body streamed from another thread; the
  * close_notify of a close; session tickets, SNI, a chain from a CA file, context errors, and a
- * context replaced under a listener. RFC 8446 (TLS 1.3), RFC 5246 (1.2), RFC 7301 (ALPN),
- * RFC 6066 §3 (SNI), RFC 8996 (1.0 and 1.1 retired). */
+ * context replaced under a listener; TLS-ALPN-01 challenge certificates. RFC 8446 (TLS 1.3),
+ * RFC 5246 (1.2), RFC 7301 (ALPN), RFC 6066 §3 (SNI), RFC 8996 (1.0 and 1.1 retired), RFC 8737
+ * (TLS-ALPN-01). */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -954,6 +955,91 @@ static void test_replaced_context_serves_new_connections(void)
     harness_cert_free(&new_cert);
 }
 
+/* Appends the file at path to out. */
+static void append_file(FILE *out, const char *path)
+{
+    FILE *in = fopen(path, "r");
+    char buf[4096];
+    size_t n;
+    while (in != NULL && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        fwrite(buf, 1, n, out);
+    if (in != NULL)
+        fclose(in);
+}
+
+/* TLS-ALPN-01 (RFC 8737, tls_acme.c): a client offering acme-tls/1 alone gets the challenge
+ * certificate of its SNI name from the context's directory, and acme-tls/1; one offering
+ * http/1.1 too gets the served certificate; a name without a file, or no name, fails. */
+static void test_tls_alpn_01_answers_from_the_challenge_directory(void)
+{
+    harness_cert_t def, challenge;
+    harness_cert_opts_t o_def = {.cn = "acme.test"},
+                        o_challenge = {.cn = "acme.test", .alt = "challenge.test"};
+    harness_cert_make(&def, &o_def);
+    harness_cert_make(&challenge, &o_challenge);
+    char dir[] = "/tmp/up-acme-test-XXXXXX", path[128];
+    CHECK(mkdtemp(dir) != NULL, "a challenge directory");
+    snprintf(path, sizeof(path), "%s/acme.test.pem", dir);
+    FILE *f = fopen(path, "w");
+    append_file(f, challenge.cert_file);
+    append_file(f, challenge.key_file);
+    fclose(f);
+    up_tls_config_t cfg = {.cert = {.cert_file = def.cert_file, .key_file = def.key_file},
+                           .acme_challenge_dir = dir};
+    char err[256] = "";
+    up_tls_context_t *ctx = up_tls_context_new(&cfg, err, sizeof(err));
+    CHECK(ctx != NULL, "a context with a challenge directory: %s", err);
+    static const unsigned char acme[] = "\012acme-tls/1", both[] = "\012acme-tls/1\010http/1.1";
+    static const struct {
+        const char *name;
+        int version;
+        const unsigned char *alpn;
+        unsigned alpn_len;
+        const char *sni;
+        int ok, challenge;
+    } cases[] = {
+        {"acme-tls/1 alone, TLS 1.3", TLS1_3_VERSION, acme, sizeof(acme) - 1, "acme.test", 1, 1},
+        {"acme-tls/1 alone, TLS 1.2", TLS1_2_VERSION, acme, sizeof(acme) - 1, "acme.test", 1, 1},
+        {"acme-tls/1 beside http/1.1", TLS1_3_VERSION, both, sizeof(both) - 1, "acme.test", 1, 0},
+        {"a name without a challenge", TLS1_3_VERSION, acme, sizeof(acme) - 1, "other.test", 0, 0},
+        {"no name", TLS1_3_VERSION, acme, sizeof(acme) - 1, NULL, 0, 0},
+        {"a name that climbs out", TLS1_3_VERSION, acme, sizeof(acme) - 1, "..", 0, 0},
+    };
+    harness_t h;
+    start(&h, NULL);
+    up_listener_t l;
+    harness_tls_listener(&h, &l, ctx);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        client_tls_t opts = {.min_version = cases[i].version, .max_version = cases[i].version,
+                             .alpn = cases[i].alpn, .alpn_len = cases[i].alpn_len,
+                             .sni = cases[i].sni};
+        client_t c;
+        int ok = client_open_tls(&h, &c, &l, 0, &opts);
+        CHECK(ok == cases[i].ok, "%s: the handshake %s", cases[i].name,
+              cases[i].ok ? "succeeds" : "fails");
+        if (ok) {
+            X509 *peer = SSL_get1_peer_certificate(c.ssl);
+            const unsigned char *alpn = NULL;
+            unsigned alpn_len = 0;
+            SSL_get0_alpn_selected(c.ssl, &alpn, &alpn_len);
+            int is_challenge = peer != NULL && X509_cmp(peer, challenge.cert) == 0;
+            CHECK(is_challenge == cases[i].challenge, "%s: the %s certificate", cases[i].name,
+                  cases[i].challenge ? "challenge" : "served");
+            const char *want = cases[i].challenge ? "acme-tls/1" : "http/1.1";
+            CHECK(alpn_len == strlen(want) && memcmp(alpn, want, alpn_len) == 0,
+                  "%s: ALPN %s", cases[i].name, want);
+            X509_free(peer);
+        }
+        client_close(&c);
+    }
+    harness_stop(&h);
+    up_tls_context_release(ctx);
+    unlink(path);
+    rmdir(dir);
+    harness_cert_free(&def);
+    harness_cert_free(&challenge);
+}
+
 int main(void)
 {
     harness_watchdog(240);
@@ -974,5 +1060,6 @@ int main(void)
     test_chain_from_the_ca_file();
     test_context_errors_name_the_file();
     test_replaced_context_serves_new_connections();
+    test_tls_alpn_01_answers_from_the_challenge_directory();
     return test_report("transport_tls");
 }

@@ -113,20 +113,6 @@ module OpalRackAssertions
     out
   end
 
-  # Each file of opal/ that replaces a gem's file (Rack's, Roda's) is a copy of one release
-  # with every change marked `UP!:`, and names the sha256 of the file it was made from. When
-  # the installed gem's file differs, the replacement must be redone from the new file.
-  def assert_replacements_made_from(gem_name, gem_lib, files)
-    files.each do |file|
-      ours = File.read(File.join(OpalRack::SHIMS, file))
-      base = ours[/^# Based on #{gem_name} [\d.]+, sha256 of the original: (\h{64})$/, 1]
-      refute_nil base, "opal/#{file}: no 'Based on #{gem_name}' line"
-      installed = Digest::SHA256.file(File.join(gem_lib, file)).hexdigest
-      assert_equal base, installed, "opal/#{file} was made from another #{gem_name}'s #{file}: redo it"
-      assert_match(/UP!:/, ours, "opal/#{file}: no change marked UP!:")
-    end
-  end
-
   # Runs scripts/<name>.rb under node; it must exit 0. Returns its output.
   def assert_runs_on_opal(name)
     out, err, status = OpalRack.run_opal(name)

@@ -2,7 +2,7 @@
 
 require_relative "helper"
 
-# Rack::Lint (opal/rack/lint.rb, Rack's file with Opal-compilable regexps) passes good apps
+# Rack::Lint (Rack's own file, its two byte regexps patched at build time) passes good apps
 # and rejects bad responses and envs with the messages MRI gives.
 class TestOpalRackLint < Minitest::Test
   def test_lint_passes_good_apps_and_catches_bad_ones_like_mri

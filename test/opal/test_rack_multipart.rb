@@ -2,7 +2,7 @@
 
 require_relative "helper"
 
-# multipart/form-data under Opal (opal/rack/multipart/parser.rb, Tempfile on Node's fs):
+# multipart/form-data under Opal (Rack's parser patched at build time, Tempfile on Node's fs):
 # fields, UTF-8 names, uploaded bytes above 0x7f, filename*, errors, and MockRequest's
 # Generator, all as on MRI.
 class TestOpalRackMultipart < Minitest::Test

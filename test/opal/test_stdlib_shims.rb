@@ -35,6 +35,16 @@ class TestOpalStdlibShims < Minitest::Test
     assert_includes out, %(["<>", "<h1>Fruit &amp; &lt;Veg&gt;</h1>\\n<ul>\\n  <li>apple</li>\\n  <li>pear</li>\\n</ul>\\n"]\n)
   end
 
+  # ERB templates written as literals and rendered with result(binding) (Rack's and
+  # Sinatra's error pages) are compiled at build time: locals and methods as on MRI, and no
+  # Ruby compiler in the bundle.
+  def test_literal_erb_templates_render_as_mri_without_the_parser
+    out = assert_same_on_opal_and_mri("erb_precompiled")
+    assert_includes out, "<h1>from a local</h1>\n<li>a</li>\n<li>&lt;b></li>\n<p>footer 1</p>\n"
+    assert_includes out, "<h1>from a method</h1>\n"
+    refute File.exist?(Up::Node::OpalBuilder.parser_path(OpalRack.bundle("erb_precompiled"))), "the bundle needs no parser"
+  end
+
   # File and Dir on bytes and with blocks (rack_compat/node_paths.rb), and File.dirname and
   # expand_path on MRI's edge cases (leading separators, '.', '..', levels).
   def test_file_and_dir_paths_match_mri

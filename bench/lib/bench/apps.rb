@@ -121,6 +121,10 @@ module Bench
     ALL = [
       App.new(name: "hello", path: "test/rackup/hello.ru", request_path: "/", needs: [], default: true,
               expect: ->(body) { body == "Hello World" }),
+      # hello with a new connection per request: the cost of accepting, and of spreading the
+      # connections over the workers.
+      App.new(name: "hello_close", path: "test/rackup/hello.ru", request_path: "/", needs: [], default: false,
+              only: %w[up], headers: { "connection" => "close" }, expect: ->(body) { body == "Hello World" }),
       App.new(name: "env_to_s", path: "test/rackup/env_to_s.ru", request_path: "/", needs: [], default: true,
               expect: ->(body) { body.start_with?("{") }),
       App.new(name: "body_100k", path: "test/rackup/body_100k.ru", request_path: "/", needs: [], default: true,

@@ -5,7 +5,7 @@
  *
  *   Up::TLSContext.new(cert_file:, key_file:, ca_file: nil, key_password: nil,
  *                      hosts: [{host:, cert_file:, key_file:, ca_file: nil}, ...],
- *                      ticket_secret: 32 bytes)
+ *                      ticket_secret: 32 bytes, acme_challenge_dir: nil)
  *
  * raises Up::TLSError with the engine's one-line message naming the file at fault. */
 
@@ -81,6 +81,7 @@ static VALUE TLSContext_initialize(VALUE self, VALUE opts)
     up_tls_config_t cfg = {0};
     cert_opts(opts, &cfg.cert, 0);
     cfg.key_password = str_opt(opts, "key_password", 0);
+    cfg.acme_challenge_dir = str_opt(opts, "acme_challenge_dir", 0);
     VALUE secret = rb_hash_lookup2(opts, ID2SYM(rb_intern("ticket_secret")), Qnil);
     StringValue(secret);
     if (RSTRING_LEN(secret) != UP_TLS_TICKET_SECRET_SIZE)

@@ -44,6 +44,8 @@ module Up
         workers.each { |w| sample("up_worker_restarts_total", w[:labels], w[:restarts]) }
         family("up_worker_memory_replacements_total", "counter", "Workers replaced for passing --worker-max-rss")
         sample("up_worker_memory_replacements_total", {}, @stats.fetch(:memory_replacements, 0))
+        family("up_reforks_total", "counter", "Workers made the template of the next workers (--refork-after)")
+        sample("up_reforks_total", {}, @stats.fetch(:reforks, 0))
         family("up_resident_memory_bytes", "gauge", "Resident memory of each worker process")
         workers.each { |w| (rss = ProcessMemory.rss(w[:pid])) && sample("up_resident_memory_bytes", w[:labels], rss) }
         requests(workers)

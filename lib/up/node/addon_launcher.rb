@@ -33,15 +33,20 @@ module Up
       ENV_BUILD_ONLY = "UP_BUILD_ONLY"
       ENV_OLD_CHECKS = "UP_OLD_CHECK_FDS" # as Up::Cluster's, read by node/up/restart.js
       # --control-url (node/up_node/control_server.js), --access-log (ext/up/node/served.c) and
-      # --redis-url work on `up`; up_node still refuses the first two. Neither has the
-      # production settings of up_ruby yet (docs/production.md).
-      UNSUPPORTED = { metrics_url: "--metrics-url", stop_delay: "--stop-delay", worker_max_rss: "--worker-max-rss" }.freeze
+      # --redis-url work on `up`; up_node still refuses the first two. --metrics-url and
+      # --stop-delay are up_node's (node/up_node/metrics.js) on both; the rest of up_ruby's
+      # production settings are not there yet (docs/production.md).
+      UNSUPPORTED = { worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain",
+                      refork_after: "--refork-after" }.freeze
 
       def initialize(options, hooks: nil)
         super
         # Taken before anything changes the process: what a restart runs, and where.
         @restart = { argv: command_line, dir: Dir.pwd,
                      env: { "NODE_PATH" => ENV.fetch("NODE_PATH", nil), "RACK_ENV" => ENV.fetch("RACK_ENV", nil) } }
+        @options = StateFile.with_control_token(@options)
+        # A token made here is the one the restarted image takes (StateFile.with_control_token).
+        @restart[:env].merge!(StateFile.exec_env(@options))
       end
 
       # Does not return when Node starts (exec); raises StartError otherwise. With
@@ -59,9 +64,8 @@ module Up
         return build_only(rackup) if ENV.delete(ENV_BUILD_ONLY)
 
         binder = listen
-        bundle = Bundle.new(rackup)
-        state = bundle.ensure_built
-        note = format("%s %s in %.2f s", state == :built ? "compiled" : "reused the compiled", rackup, bundle.seconds)
+        bundle, note = compile(rackup)
+        write_state
         fds = binder.exec_fds + old_check_fds
         binder.sockets.each { |s| s.close_on_exec = false }
         exec(addon_env(bundle.path, note, binder), node, "--enable-source-maps", MAIN, **fds.to_h { |fd| [fd, fd] })
@@ -164,7 +168,7 @@ module Up
       end
 
       def addon_env(bundle_path, note, binder)
-        settings = @options.merge(bundle: bundle_path, version: VERSION, build_note: note, control: control_address,
+        settings = @options.merge(bundle: bundle_path, version: VERSION, program: PROGRAM, build_note: note, control: control_address, **banner_settings,
                                   listen_fds: binder.exec_fds, listen_tls: @listen_tls, listen_urls: binder.urls, static_files: @static,
                                   restart: @restart.merge(listen_env: binder.exec_env.fetch(Binder::ENV_FDS)))
         { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path,

@@ -5,6 +5,7 @@ require "json"
 require "fileutils"
 require "stringio"
 require_relative "manifest"
+require_relative "../load_failure"
 
 module Up
   module Node
@@ -65,10 +66,13 @@ module Up
         File.join(base, "up", "node")
       end
 
-      # Builds the bundle unless it is fresh; returns :reused or :built. Raises CompileError.
+      # Builds the bundle unless it is fresh (calling the block first, if given); returns :reused
+      # or :built. Raises CompileError.
       def ensure_built
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        state = File.file?(@path) && @manifest.current? ? :reused : build
+        fresh = File.file?(@path) && @manifest.current?
+        yield if !fresh && block_given?
+        state = fresh ? :reused : build
         @seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
         state
       end
@@ -105,9 +109,9 @@ module Up
 
       # The compiler's warnings (dynamic requires it skips) are dropped: the user gets one line.
       #
-      # An app on Roda or Tilt is compiled twice: the first compile shows which Roda plugins
+      # An app on Roda or Tilt is compiled more than once: a compile shows which Roda plugins
       # (Up::Node::RodaPlugins) and Tilt engines (Up::Node::TiltTemplates) it can load, which
-      # both require by a name made at run time; the second puts them in the bundle as files
+      # both require by a name made at run time; the next puts them in the bundle as files
       # those requires find.
       def compile
         require_relative "opal_builder"
@@ -119,15 +123,36 @@ module Up
         # when the gem is not among the app's.
         @paths = OpalBuilder.load_path([OpalBuilder::LIB_DIR, *@load_paths, File.dirname(@rackup)])
         builder = compile_app
-        files = builder.processed.map(&:abs_path).compact
-        loadable = RodaPlugins.new(@paths).requires(files) + quietly { TiltTemplates.new(@paths).requires(files, builder) }
-        loadable.empty? ? builder : compile_app(loadable)
+        loadable = []
+        # A Roda plugin found by one compile may bring Tilt (render), whose engines the next
+        # compile finds: compiled again until nothing new is found.
+        loop do
+          files = builder.processed.map(&:abs_path).compact
+          found = RodaPlugins.new(@paths).requires(files) | quietly { TiltTemplates.new(@paths).requires(files, builder) }
+          break if (found - loadable).empty?
+
+          loadable |= found
+          builder = compile_app(loadable)
+        end
+        builder
       rescue Opal::Builder::MissingRequire => e
         requirer = e.message[/A file required by "(.*?)" wasn't found/, 1]&.then { |f| resolve(f) }
-        missing = e.message[/can't find file: (".*?") in:/, 1]
-        raise CompileError, "#{requirer ? "#{display(requirer)}: " : ""}cannot load #{missing}: not on the Opal load path"
+        missing = e.message[/can't find file: "(.*?)" in:/, 1]
+        raise CompileError, "#{requirer ? "#{display(requirer)}#{require_line(requirer, missing)}: " : ""}" \
+                            "#{LoadFailure.missing(missing)}"
       rescue ::SyntaxError, Opal::Error => e
-        raise CompileError, "#{where(e)}#{e.message.lines.first.strip}"
+        what = e.message.lines.first.strip.sub("$end", "end-of-input")
+        what = "syntax error, #{what}" if e.is_a?(::SyntaxError) && !what.start_with?("syntax error")
+        raise CompileError, "#{where(e)}#{what}"
+      end
+
+      # ":3" for the line of file that requires name, when one line plainly does.
+      def require_line(file, name)
+        file = @rackup if File.basename(file) == File.basename(@rackup) && !File.file?(file)
+        index = File.readlines(file).index { |line| line.match?(/\brequire(_relative)?[ (]\s*["']#{Regexp.escape(name)}["']/) }
+        index ? ":#{index + 1}" : ""
+      rescue SystemCallError
+        ""
       end
 
       # requirable: names compiled in without being run, for requires made at run time.
@@ -170,7 +195,21 @@ module Up
         file, line = error.backtrace.to_a.first.to_s.match(/\A(.+?)(?::(\d+))?:in /)&.captures
         return "" unless file
 
-        "#{display(resolve(file))}#{":#{line}" if line}: "
+        file = resolve(file)
+        "#{display(file)}#{":#{clamp(file, line.to_i)}" if line}: "
+      end
+
+      # config.ru is compiled inside a Rack::Builder block whose closing lines follow it: an
+      # error the parser finds only at the end of input is on config.ru's last line, as MRI
+      # reports it, not on the wrapper's.
+      def clamp(file, line)
+        return line unless file == @rackup
+
+        [line, [rackup_source_lines, 1].max].min
+      end
+
+      def rackup_source_lines
+        File.read(@rackup).sub(/^__END__\n.*\z/m, "").lines.size
       end
 
       def resolve(file)

@@ -4,7 +4,11 @@ require "json"
 require "securerandom"
 require "socket"
 require_relative "../bind"
+require_relative "../binder"
+require_relative "../boot_banner"
+require_relative "../log"
 require_relative "../start_error"
+require_relative "../state_file"
 require_relative "../static_files"
 require_relative "../tls_settings"
 require_relative "../version"
@@ -27,8 +31,9 @@ module Up
       STATIC_ONLY_APP = File.join(__dir__, "static_only.ru")
       # Options of up_ruby that Node's server has no way to honour yet. Each stops the start
       # rather than being ignored, as a bad value would. A subclass names its own.
-      UNSUPPORTED = { control_url: "--control-url", access_log: "--access-log",
-                      worker_max_rss: "--worker-max-rss" }.freeze
+      UNSUPPORTED = { control_url: "--control-url", control_token: "--control-token", access_log: "--access-log",
+                      worker_max_rss: "--worker-max-rss", acme_domains: "--acme-domain",
+                      refork_after: "--refork-after" }.freeze
 
       # hooks: the config file's; they are Ruby blocks for MRI processes and cannot run in
       # Node, so a config file that sets any is refused.
@@ -39,6 +44,7 @@ module Up
 
       # Does not return when Node starts (exec); raises StartError otherwise.
       def run
+        @options = StateFile.with_control_token(@options)
         check_supported
         check_log_file
         # Said now, in one line, as up_ruby says it: a static directory that is not there.
@@ -46,11 +52,11 @@ module Up
         rackup = @options[:static_only] ? STATIC_ONLY_APP : @options[:rackup]
         raise StartError, "#{rackup} not found" unless File.file?(rackup)
 
-        bundle = Bundle.new(rackup)
-        state = bundle.ensure_built
-        # Logged by Node after its "listening" line: a start that cannot bind says one line.
-        note = format("%s %s in %.2f s (%s)", state == :built ? "compiled" : "reused the compiled", rackup,
-                      bundle.seconds, describe_sizes(*bundle.sizes))
+        # Node binds the addresses itself, once the app is compiled: one taken is said now,
+        # in one line, not after a compile that can take half a minute.
+        check_binds
+        bundle, note = compile(rackup, sizes: true)
+        write_state
         # Source maps: an app's backtrace names its Ruby files and lines (Bundle#source_map).
         exec(node_env(bundle.path, note), node, "--enable-source-maps", self.class::MAIN)
       rescue Bundle::CompileError => e
@@ -61,6 +67,45 @@ module Up
 
       private
 
+      # The compiled app. An Opal build takes seconds to a minute: it is logged before it starts
+      # ("compiling config.ru…") and when it ends, with how long it took. Returns the
+      # Up::Node::Bundle, and for a bundle reused as it was, the line Node logs after
+      # "listening on" (nil after a build).
+      def compile(rackup, sizes: false)
+        bundle = Bundle.new(rackup)
+        shown = @options[:static_only] ? "the static site" : rackup
+        state = bundle.ensure_built { log("compiling #{shown}…") }
+        size = sizes ? " (#{describe_sizes(*bundle.sizes)})" : ""
+        return [bundle, format("reused the compiled %s in %.2f s", shown, bundle.seconds)] if state == :reused
+
+        log(format("compiled %s in %.2f s%s", shown, bundle.seconds, size))
+        [bundle, nil]
+      end
+
+      def log(line)
+        @log ||= @options[:log_file] ? Log.open(@options[:log_file]) : Log.new($stderr)
+        @log.call(line)
+      end
+
+      # Node runs with this process's pid, so the state file is written now (--state-path).
+      def write_state
+        StateFile.write(@options[:state_path], StateFile.state(@options, self.class::PROGRAM)) if @options[:state_path]
+      end
+
+      # The binds as Up::Binder opens them, opened and closed again.
+      def check_binds
+        Binder.new(@options[:bind].map { |spec| Bind.parse(spec, @options[:port]) }).bind.close
+      rescue Binder::Error => e
+        raise StartError, "cannot listen on #{e.message}"
+      end
+
+      # What Node logs and shows about the start (Up::BootBanner): the banner after its head,
+      # and the app's name for the process titles.
+      def banner_settings
+        banner = BootBanner.new(@options, program: self.class::PROGRAM, platform: nil)
+        { banner: banner.details, title_app: banner.app_name }
+      end
+
       # "bundle 1.3 MB", and the parser file beside it when there is one.
       def describe_sizes(bundle, parser)
         mb = ->(bytes) { format("%.1f MB", bytes / 1_000_000.0) }
@@ -69,8 +114,11 @@ module Up
 
       def check_supported
         self.class::UNSUPPORTED.each do |key, flag|
-          # 0 is the default of the numbers: nothing asked.
-          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet" if @options[key] && @options[key] != 0
+          # 0 is the default of the numbers, [] of the lists: nothing asked.
+          value = @options[key]
+          next if value.nil? || value == 0 || value == []
+
+          raise StartError, "#{flag} is not supported by #{self.class::PROGRAM} yet"
         end
         raise StartError, "config file hooks are not supported by #{self.class::PROGRAM} (they run on MRI)" if @hooks && !@hooks.empty?
       end
@@ -87,8 +135,8 @@ module Up
       end
 
       def node_env(bundle_path, build_note)
-        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, build_note: build_note,
-                                  static_files: @static)
+        settings = @options.merge(bundle: bundle_path, binds: binds, version: VERSION, program: PROGRAM, build_note: build_note,
+                                  static_files: @static, **banner_settings)
         env = { "UP_NODE_OPTIONS" => JSON.generate(settings), "NODE_PATH" => node_path }
         # -e, as up_ruby does it: the app reads RACK_ENV.
         env["RACK_ENV"] = @options[:environment] || ENV["RACK_ENV"] || "development"

@@ -1,6 +1,9 @@
 # frozen_string_literal: true
 
 require "json"
+# Opal's version alone, not the compiler: outside Bundler the opal gem is not activated yet
+# when a start asks whether its bundle is fresh, and Gem.loaded_specs has no entry for it.
+require "opal/version"
 
 module Up
   module Node
@@ -34,7 +37,7 @@ module Up
 
       def describe(inputs)
         {
-          "opal" => Gem.loaded_specs["opal"]&.version.to_s,
+          "opal" => Opal::VERSION,
           "shims" => Dir.glob("**/*", base: @opal_dir).sort,
           "inputs" => inputs.map do |file|
             stat = File.stat(file)

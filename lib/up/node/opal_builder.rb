@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 require "opal"
-require "opal/builder_scheduler/sequential"
+require_relative "builder_scheduler"
 require_relative "ruby_processor"
 require_relative "rackup_processor"
 
@@ -48,7 +48,7 @@ module Up
       # is compiled by Up::Node::Compiler.
       def create(load_path)
         Opal::Builder.new(path_reader: Opal::PathReader.new(load_path, extensions),
-                          scheduler: Opal::BuilderScheduler::Sequential,
+                          scheduler: BuilderScheduler,
                           processors: [RubyProcessor, RackupProcessor, *Opal::Builder.processors])
       end
 

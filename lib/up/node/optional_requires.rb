@@ -5,8 +5,9 @@ require "pathname"
 module Up
   module Node
     # The requires of a file that MRI might never run, or whose LoadError the file itself
-    # rescues: those in a method body (run when the method is called) and those in a
-    # `begin` whose `rescue` catches LoadError (ScriptError, Exception). Opal resolves every
+    # rescues: those in a method body (run when the method is called), those in a
+    # `begin` whose `rescue` catches LoadError (ScriptError, Exception), and those in a
+    # `rescue` clause (run only when something was raised). Opal resolves every
     # require when it compiles, so a missing file was a build error even there: Sinatra's
     # `begin require "rackup" rescue LoadError end`, rack-protection's optional
     # escape_utils, rackup's `require "objspace"` inside a method. Up::Node::Compiler hands
@@ -39,7 +40,9 @@ module Up
         when :rescue
           body, *handlers = *node
           walk(body, optional || handlers.any? { |handler| catches_load_error?(handler) }, found)
-          handlers.each { |handler| walk(handler, optional, found) }
+          # A handler runs only when its body raised (Roda's public plugin requires
+          # rack/file there when rack/files is missing).
+          handlers.each { |handler| walk(handler, true, found) }
           return
         when :send
           found << name_of(node) if optional && require?(node)

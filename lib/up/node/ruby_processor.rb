@@ -2,6 +2,8 @@
 
 require "opal/builder"
 require_relative "compiler"
+require_relative "rewriters/gem_patches"
+require_relative "rewriters/erb_templates"
 
 module Up
   module Node
@@ -23,7 +25,11 @@ module Up
         [*super, Compiler.digest, @abs_path]
       end
 
+      # The compiler of a file, with the patches of an installed gem's file applied to its
+      # source first (Rewriters::GemPatches), and its literal ERB templates compiled
+      # (Rewriters::ErbTemplates).
       def compiler_for(source, options = {})
+        source = Rewriters::ErbTemplates.apply(Rewriters::GemPatches.apply(@abs_path, source), @abs_path)
         Compiler.new(source, @options.merge(options)).tap { |compiler| compiler.abs_path = @abs_path }
       end
     end

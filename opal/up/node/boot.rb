@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
+require "rack"
 require "rack/builder"
+require "up/early_hints"
 require "up/node/handler"
 require "up/node/input"
 require "up/node/fast_inspect"

@@ -17,7 +17,17 @@ module Up
       end
 
       # IO#read: the rest (""), or up to length bytes (nil at the end; "" for length 0).
-      def read(length = nil, _buffer = nil)
+      # With a buffer made to change (`"".dup`), the data fills it, and it is returned, as
+      # on MRI (Rack::RewindableInput reads so).
+      def read(length = nil, buffer = nil)
+        data = read_data(length)
+        return data unless buffer && `#{buffer}.$$up_mutable === true`
+
+        buffer.replace(data || "")
+        data && buffer
+      end
+
+      private def read_data(length)
         if length.nil?
           rest = @data[@pos, @data.length] || ""
           @pos = @data.length

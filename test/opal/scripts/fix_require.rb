@@ -39,3 +39,12 @@ p(begin
 rescue ::Exception => e # rubocop:disable Lint/RescueException
   e.class.to_s
 end)
+
+# A fallback required in a rescue clause runs only when the first require failed.
+p(begin
+  require "set"
+  "first"
+rescue LoadError
+  require "up_missing_fallback"
+  "fallback"
+end)

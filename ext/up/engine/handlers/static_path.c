@@ -1,5 +1,6 @@
 /* The static file path decoder; see static_path.h for the contract. */
 
+#include <string.h>
 #include "base/utf8.h"
 #include "handlers/static_path.h"
 
@@ -14,6 +15,10 @@ static int hex_value(char c)
     return -1;
 }
 
+/* The first segment that is public though it starts with a dot: RFC 8615's well-known URIs
+ * (ACME's HTTP-01 answers among them, RFC 8555 §8.3). */
+static const char well_known[] = ".well-known";
+
 /* Checks the segment out[start..end) once it is complete. */
 static up_static_path_result_t check_segment(const char *out, size_t start, size_t end,
                                              unsigned flags)
@@ -25,6 +30,8 @@ static up_static_path_result_t check_segment(const char *out, size_t start, size
         return UP_STATIC_PATH_OK;
     if (n == 1 || (n == 2 && out[start + 1] == '.'))
         return UP_STATIC_PATH_E_DOT_SEGMENT;
+    if (start == 0 && n == sizeof(well_known) - 1 && memcmp(out, well_known, n) == 0)
+        return UP_STATIC_PATH_OK;
     return (flags & UP_STATIC_PATH_DOTFILES) ? UP_STATIC_PATH_OK : UP_STATIC_PATH_E_DOTFILE;
 }
 

@@ -168,6 +168,19 @@ void up_server_free(up_context_t *server)
 
 /* ---------------------------------------------------------------- accepting */
 
+/* Sends this worker to the back of the line for the listener's next connection. An exclusive
+ * wake-up goes to the first worker in the socket's wait queue that sleeps in the loop, and a
+ * watch joins that queue at its end: left in place, the first worker, idle again long before
+ * the next connect, would take every connection opened one after another (and hold every
+ * long-lived one) while its siblings sit idle. Watching anew after each accept makes the
+ * wake-ups go round. */
+static void take_turn(up_context_t *server, up_listener_t *l)
+{
+    /* A failed unwatch leaves it watched where it was: only the turn is lost. */
+    if (up_loop_watch(server->loop, &l->watcher, 0) == 0)
+        update_accepting(server);
+}
+
 static void listener_on_read(up_watcher_t *w, unsigned revents)
 {
     up_listener_t *l = (up_listener_t *)w;
@@ -205,6 +218,8 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
             return;
         }
         up_conn_loop_accept(server, l, l->protocol, fd, (struct sockaddr *)&addr);
+        if (server->config.exclusive_accept)
+            take_turn(server, l);
     }
 }
 

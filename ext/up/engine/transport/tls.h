@@ -46,6 +46,9 @@ typedef struct up_tls_config_t {
     /* The passphrase of encrypted keys, or NULL: an encrypted key is then refused. */
     const char *key_password;
     unsigned char ticket_secret[UP_TLS_TICKET_SECRET_SIZE];
+    /* Where the ACME client leaves TLS-ALPN-01 certificates (RFC 8737), "<name>.pem" each,
+     * certificate then key; NULL answers no such challenge (tls_acme.c). */
+    const char *acme_challenge_dir;
 } up_tls_config_t;
 
 typedef struct up_tls_context_t up_tls_context_t;

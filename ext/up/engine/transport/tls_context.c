@@ -96,8 +96,11 @@ static int on_server_name(SSL *ssl, int *alert, void *arg)
 static int on_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_len,
                    const unsigned char *in, unsigned int in_len, void *arg)
 {
-    (void)ssl;
     (void)arg;
+    if (up_tls_acme_challenge(ssl)) {
+        up_tls_acme_protocol(out, out_len);
+        return SSL_TLSEXT_ERR_OK;
+    }
     unsigned char *selected;
     if (SSL_select_next_proto(&selected, out_len, alpn_http11, sizeof(alpn_http11) - 1, in,
                               in_len) != OPENSSL_NPN_NEGOTIATED)
@@ -301,6 +304,10 @@ static SSL_CTX *new_ssl_ctx(up_tls_context_t *ctx, const up_tls_cert_t *cert,
     SSL_CTX_set_timeout(c, UP_TLS_TICKET_PERIOD_S);
     SSL_CTX_set_app_data(c, ctx);
     SSL_CTX_set_alpn_select_cb(c, on_alpn, NULL);
+    if (ctx->acme_dir != NULL) {
+        SSL_CTX_set_client_hello_cb(c, up_tls_acme_on_client_hello, NULL);
+        SSL_CTX_set_cert_cb(c, up_tls_acme_on_cert, ctx);
+    }
     if (SSL_CTX_use_certificate_chain_file(c, cert->cert_file) != 1) {
         fail(err, err_size, "cannot load the certificate %s: %s", cert->cert_file,
              reason(why, sizeof(why)));
@@ -349,6 +356,7 @@ static void context_free(up_tls_context_t *ctx)
     }
     free(ctx->hosts);
     BIO_meth_free(ctx->bio_method);
+    free(ctx->acme_dir);
     OPENSSL_cleanse(ctx->ticket_secret, sizeof(ctx->ticket_secret));
     free(ctx);
 }
@@ -369,6 +377,16 @@ up_tls_context_t *up_tls_context_new(const up_tls_config_t *cfg, char *err, size
         fail(err, err_size, "cannot make a TLS connection type: %s", reason(why, sizeof(why)));
         context_free(ctx);
         return NULL;
+    }
+    if (cfg->acme_challenge_dir != NULL) {
+        if (up_tls_acme_init() != 0) {
+            fail(err, err_size, "cannot answer TLS-ALPN-01: OpenSSL has no room for its mark");
+            context_free(ctx);
+            return NULL;
+        }
+        ctx->acme_dir = strdup(cfg->acme_challenge_dir);
+        if (ctx->acme_dir == NULL)
+            up_fatal("strdup");
     }
     ctx->ssl_ctx = new_ssl_ctx(ctx, &cfg->cert, cfg->key_password, err, err_size);
     if (ctx->ssl_ctx == NULL) {

@@ -21,6 +21,7 @@ module Up
         MUTATORS = (RETURNING_SELF + %i[
           slice! capitalize! chomp! chop! downcase! gsub! lstrip! next! reverse! rstrip! squeeze! strip! sub!
           succ! swapcase! tr! tr_s! upcase! delete! delete_prefix! delete_suffix! unicode_normalize! encode! scrub!
+          force_encoding
         ]).freeze
         VARIABLES = { lvar: :lvasgn, ivar: :ivasgn, gvar: :gvasgn, cvar: :cvasgn }.freeze
         # What may be evaluated more than once without harm: a Hash entry's receiver and key.
