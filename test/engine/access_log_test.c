@@ -64,6 +64,7 @@ static void log_request(up_access_log_t *log, const char *addr, const char *meth
     static up_conn_t conn;
     static up_request_t req;
     static up_response_state_t res;
+    static up_exchange_t ex;
     char *guarded = guarded_copy(target, target_len);
     memset(&conn, 0, sizeof(conn));
     memset(&req, 0, sizeof(req));
@@ -74,9 +75,8 @@ static void log_request(up_access_log_t *log, const char *addr, const char *meth
     req.head.minor_version = minor;
     res.status = status;
     res.body_bytes = bytes;
-    conn.req = &req;
-    conn.res = &res;
-    up_access_log_request(log, &conn, took_ns);
+    ex = (up_exchange_t){.conn = &conn, .req = &req, .res = &res};
+    up_access_log_request(log, &ex, took_ns);
     guarded_free(guarded, target_len);
 }
 

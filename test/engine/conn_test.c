@@ -25,7 +25,7 @@
 /* A thread a request is lent to: it streams a chunked body of `total` pattern bytes in parts,
  * handing each to the loop and waiting whenever more than `limit` bytes are unwritten. */
 typedef struct stream_t {
-    up_conn_t *conn;
+    up_exchange_t *ex;
     size_t total, part;
     uint64_t limit;
     int hold;       /* wait for `go` before giving the exchange back */
@@ -50,7 +50,7 @@ typedef struct app_t {
     stream_t *stream;   /* "/stream" lends the exchange to this thread */
     int echo_closes;    /* on_close calls of the echo protocol */
     size_t echoed;
-    up_conn_t *lent;    /* "/lend" lends the exchange and leaves it here */
+    up_exchange_t *lent; /* "/lend" lends the exchange and leaves it here */
 } app_t;
 
 static app_t app;
@@ -58,16 +58,16 @@ static app_t app;
 static void *stream_run(void *arg)
 {
     stream_t *s = arg;
-    up_conn_t *conn = s->conn;
+    up_exchange_t *ex = s->ex;
     char *buf = malloc(s->part);
-    up_response_start(conn, 200);
-    up_response_add_header(conn, "content-type", 12, "application/octet-stream", 24);
-    up_response_end_head(conn, -1);
+    up_response_start(ex, 200);
+    up_response_add_header(ex, "content-type", 12, "application/octet-stream", 24);
+    up_response_end_head(ex, -1);
     int ok = 1;
     while (ok && s->sent < s->total) {
         size_t n = s->total - s->sent < s->part ? s->total - s->sent : s->part;
         harness_pattern(buf, n, s->sent);
-        up_response_error_t e = up_response_write(conn, buf, n);
+        up_response_error_t e = up_response_write(ex, buf, n);
         if (e != UP_RESPONSE_OK) {
             s->write_error = e;
             break;
@@ -76,18 +76,18 @@ static void *stream_run(void *arg)
         if (s->stage_only)
             continue;
         /* Parts go over through the writer and straight through the connection, in turn. */
-        int r = s->sent / s->part % 2 ? up_response_send(conn) : up_conn_lent_send(conn);
+        int r = s->sent / s->part % 2 ? up_response_send(ex) : up_conn_lent_send(ex->conn);
         if (r != 0) {
             s->send_failures++;
             break;
         }
-        uint64_t backlog = up_conn_any_backlog(conn);
+        uint64_t backlog = up_conn_any_backlog(ex->conn);
         if (backlog > s->max_backlog)
             s->max_backlog = backlog;
         if (backlog > s->limit) {
             s->waits++;
             atomic_store(&s->waiting_now, 1);
-            if (up_conn_any_wait_backlog(conn, s->limit, &s->cancel) != 0) {
+            if (up_conn_any_wait_backlog(ex->conn, s->limit, &s->cancel) != 0) {
                 s->wait_failures++;
                 ok = 0;
             }
@@ -95,8 +95,8 @@ static void *stream_run(void *arg)
         }
     }
     if (ok && s->sent == s->total)
-        up_response_finish(conn);
-    s->broken_seen = up_conn_any_broken(conn);
+        up_response_finish(ex);
+    s->broken_seen = up_conn_any_broken(ex->conn);
     free(buf);
     if (s->hold) {
         atomic_store(&s->at_hold, 1);
@@ -104,7 +104,7 @@ static void *stream_run(void *arg)
             usleep(1000);
     }
     atomic_store(&s->done, 1);
-    up_conn_lent_return(conn); /* conn is the loop's again: not touched after this */
+    up_conn_lent_return(ex->conn); /* the loop's again: not touched after this */
     return NULL;
 }
 
@@ -115,7 +115,7 @@ static void stream_join(stream_t *s)
         return;
     if (!atomic_load(&s->done)) {
         s->cancel = 1;
-        up_conn_any_cancel_waits(s->conn); /* a lent connection is never freed */
+        up_conn_any_cancel_waits(s->ex->conn); /* a lent connection is never freed */
     }
     pthread_join(s->thread, NULL);
     s->started = 0;
@@ -162,16 +162,16 @@ static const up_protocol_t echo_protocol = {
     .on_close = echo_on_close,
 };
 
-static int path_is(const up_conn_t *conn, const char *path)
+static int path_is(const up_exchange_t *ex, const char *path)
 {
-    return up_slice_eq(conn->req->head.path, path, strlen(path));
+    return up_slice_eq(ex->req->head.path, path, strlen(path));
 }
 
-static up_request_result_t app_on_request(up_conn_t *conn, void *user)
+static up_request_result_t app_on_request(up_exchange_t *ex, void *user)
 {
     app_t *a = user;
-    const up_http1_request_t *req = &conn->req->head;
-    const up_request_body_t *body = &conn->req->body;
+    const up_http1_request_t *req = &ex->req->head;
+    const up_request_body_t *body = &ex->req->body;
     char desc[128];
     char body_text[40] = "";
     if (body->mem != NULL)
@@ -185,41 +185,41 @@ static up_request_result_t app_on_request(up_conn_t *conn, void *user)
         memcpy(a->seen[a->calls], desc, (size_t)n + 1);
     a->calls++;
 
-    if (path_is(conn, "/stream") && a->stream != NULL && !a->stream->started) {
-        a->stream->conn = conn;
+    if (path_is(ex, "/stream") && a->stream != NULL && !a->stream->started) {
+        a->stream->ex = ex;
         a->stream->started = 1;
         pthread_create(&a->stream->thread, NULL, stream_run, a->stream);
         return UP_REQUEST_DEFERRED;
     }
-    if (path_is(conn, "/lend")) {
-        a->lent = conn;
+    if (path_is(ex, "/lend")) {
+        a->lent = ex;
         return UP_REQUEST_DEFERRED;
     }
-    if (path_is(conn, "/close-now")) {
-        up_conn_loop_close(conn);
+    if (path_is(ex, "/close-now")) {
+        up_conn_loop_close(ex->conn);
         return UP_REQUEST_DONE;
     }
-    if (path_is(conn, "/echo")) {
-        up_response_start(conn, 101);
-        up_response_add_header(conn, "upgrade", 7, "echo", 4);
-        up_response_add_header(conn, "connection", 10, "upgrade", 7);
-        up_response_end_head(conn, -1);
-        up_http1_switch_protocol(conn, &echo_protocol, NULL);
+    if (path_is(ex, "/echo")) {
+        up_response_start(ex, 101);
+        up_response_add_header(ex, "upgrade", 7, "echo", 4);
+        up_response_add_header(ex, "connection", 10, "upgrade", 7);
+        up_response_end_head(ex, -1);
+        up_http1_switch_protocol(ex, &echo_protocol, NULL);
         return UP_REQUEST_DONE;
     }
-    up_response_start(conn, 200);
-    up_response_add_header(conn, "content-type", 12, "text/plain", 10);
+    up_response_start(ex, 200);
+    up_response_add_header(ex, "content-type", 12, "text/plain", 10);
     if (a->big_body > 0) {
         char *big = malloc(a->big_body);
         harness_pattern(big, a->big_body, 0);
-        up_response_end_head(conn, (int64_t)a->big_body);
-        up_response_write(conn, big, a->big_body);
+        up_response_end_head(ex, (int64_t)a->big_body);
+        up_response_write(ex, big, a->big_body);
         free(big);
     } else {
-        up_response_end_head(conn, n);
-        up_response_write(conn, desc, (size_t)n);
+        up_response_end_head(ex, n);
+        up_response_write(ex, desc, (size_t)n);
     }
-    up_response_finish(conn);
+    up_response_finish(ex);
     return UP_REQUEST_DONE;
 }
 
@@ -789,7 +789,7 @@ static void test_lent_exchange_given_back_with_its_whole_response(void)
 static int stream_stuck(void *arg)
 {
     stream_t *s = arg;
-    return atomic_load(&s->waiting_now) && up_conn_any_backlog(s->conn) > s->limit;
+    return atomic_load(&s->waiting_now) && up_conn_any_backlog(s->ex->conn) > s->limit;
 }
 
 static int stream_at_hold(void *arg)
@@ -812,12 +812,13 @@ static void test_post_to_a_broken_connection_still_asks_for_the_wake_up(void)
     client_t c;
     client_open(&h, &c, "GET /lend HTTP/1.1\r\n" HOST "\r\n", 0);
     CHECK(harness_wait(&h, lent_seen, &app, HARNESS_TIMEOUT_MS), "the exchange is lent");
-    up_conn_t *conn = app.lent;
+    up_exchange_t *ex = app.lent;
+    up_conn_t *conn = ex->conn;
     up_server_close_all(h.server);
     CHECK(up_conn_any_broken(conn), "a close while lent breaks the exchange");
-    up_response_start(conn, 200);
-    up_response_end_head(conn, 0);
-    up_response_finish(conn);
+    up_response_start(ex, 200);
+    up_response_end_head(ex, 0);
+    up_response_finish(ex);
     int wake = up_conn_lent_post(conn);
     CHECK(wake == 1, "the first post on an empty list asks for the wake-up: %d", wake);
     if (wake > 0)
@@ -986,14 +987,14 @@ static void test_switch_to_another_protocol_after_a_response(void)
 /* What a binding reads for SERVER_NAME/SERVER_PORT when a request has no Host. */
 static char seen_host[64], seen_port[8];
 
-static up_request_result_t address_on_request(up_conn_t *conn, void *user)
+static up_request_result_t address_on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
-    if (conn->listener != NULL) {
-        snprintf(seen_host, sizeof(seen_host), "%s", conn->listener->host);
-        snprintf(seen_port, sizeof(seen_port), "%s", conn->listener->port);
+    if (ex->conn->listener != NULL) {
+        snprintf(seen_host, sizeof(seen_host), "%s", ex->conn->listener->host);
+        snprintf(seen_port, sizeof(seen_port), "%s", ex->conn->listener->port);
     }
-    up_response_send_simple(conn, 200, "ok", 0);
+    up_response_send_simple(ex, 200, "ok", 0);
     return UP_REQUEST_DONE;
 }
 
@@ -1139,7 +1140,8 @@ static void test_server_free_with_open_connections(void)
     stream_join(&s);
     CHECK(up_server_num_conns(h.server) == NUM, "%zu connections open before the free",
           up_server_num_conns(h.server));
-    CHECK(c[SPOOLING].conn->req->body.fd >= 0, "the upload is being spooled to a file");
+    const up_http1_t *spooling = up_conn_protocol_state(c[SPOOLING].conn);
+    CHECK(spooling->exchange.req->body.fd >= 0, "the upload is being spooled to a file");
 
     harness_stop(&h);
     for (int i = 0; i < NUM; i++) {

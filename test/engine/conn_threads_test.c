@@ -86,15 +86,15 @@ static const up_protocol_t sink_protocol = {
     .on_close = sink_on_close,
 };
 
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
-    up_response_start(conn, 101);
-    up_response_add_header(conn, "upgrade", 7, "sink", 4);
-    up_response_add_header(conn, "connection", 10, "upgrade", 7);
-    up_response_end_head(conn, -1);
+    up_response_start(ex, 101);
+    up_response_add_header(ex, "upgrade", 7, "sink", 4);
+    up_response_add_header(ex, "connection", 10, "upgrade", 7);
+    up_response_end_head(ex, -1);
     sink_t *s = &sinks[next_sink++];
-    up_http1_switch_protocol(conn, &sink_protocol, s);
+    up_http1_switch_protocol(ex, &sink_protocol, s);
     return UP_REQUEST_DONE;
 }
 

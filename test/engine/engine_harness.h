@@ -27,7 +27,7 @@
 
 typedef struct harness_t {
     up_loop_t *loop;
-    up_server_t *server;
+    up_context_t *server;
 } harness_t;
 
 /* Kills the process with a message after seconds (alarm), whatever it is doing. */

@@ -104,7 +104,7 @@ static const file_case_t cases[] = {
 static const file_case_t *current;
 
 /* The app: the file, and what current says it said. */
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
     up_file_response_t f;
@@ -133,13 +133,13 @@ static up_request_result_t on_request(up_conn_t *conn, void *user)
         n++;
         line = nl + 1;
     }
-    up_file_response_plan(&f, &conn->req->head, &app, MTIME + 3600);
-    up_response_start(conn, f.status);
+    up_file_response_plan(&f, &ex->req->head, &app, MTIME + 3600);
+    up_response_start(ex, f.status);
     for (int i = 0; i < n; i++) {
         if (up_file_response_keeps(&f, names[i].base, names[i].len))
-            up_response_add_header(conn, names[i].base, names[i].len, values[i].base, values[i].len);
+            up_response_add_header(ex, names[i].base, names[i].len, values[i].base, values[i].len);
     }
-    up_file_response_send(&f, conn);
+    up_file_response_send(&f, ex);
     return UP_REQUEST_DONE;
 }
 
@@ -219,15 +219,15 @@ static void test_open_refusals(void)
 #define SHRINK_SIZE (4 * 1024 * 1024)
 static char shrink_path[160];
 
-static up_request_result_t on_request_shrink(up_conn_t *conn, void *user)
+static up_request_result_t on_request_shrink(up_exchange_t *ex, void *user)
 {
     (void)user;
     up_file_response_t f;
     CHECK(up_file_response_open(&f, shrink_path) == 0, "shrink: open");
     up_file_app_t app = {200, {NULL, 0}, {NULL, 0}, {NULL, 0}, {NULL, 0}};
-    up_file_response_plan(&f, &conn->req->head, &app, MTIME);
-    up_response_start(conn, f.status);
-    up_file_response_send(&f, conn);
+    up_file_response_plan(&f, &ex->req->head, &app, MTIME);
+    up_response_start(ex, f.status);
+    up_file_response_send(&f, ex);
     CHECK(truncate(shrink_path, 1000) == 0, "shrink: truncate");
     return UP_REQUEST_DONE;
 }

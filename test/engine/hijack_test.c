@@ -25,6 +25,7 @@
 
 /* What the borrower thread does with a request lent to it. */
 typedef struct hijacker_t {
+    up_exchange_t *ex;
     up_conn_t *conn;
     size_t head_pad;      /* > 0: a partial hijack: a 200 head with this many bytes of x-pad */
     int no_wait;          /* give the exchange back right after asking for the socket */
@@ -84,19 +85,20 @@ static void echo_until_eof(hijacker_t *h)
 static void *hijacker_run(void *arg)
 {
     hijacker_t *h = arg;
-    up_conn_t *conn = h->conn;
+    up_exchange_t *ex = h->ex;
+    up_conn_t *conn = ex->conn;
     if (h->head_pad > 0) {
         char *pad = malloc(h->head_pad);
         memset(pad, 'p', h->head_pad);
-        up_response_start(conn, 200);
-        up_response_add_header(conn, "x-pad", 5, pad, h->head_pad);
-        up_response_end_head(conn, UP_RESPONSE_OPEN_STREAM);
+        up_response_start(ex, 200);
+        up_response_add_header(ex, "x-pad", 5, pad, h->head_pad);
+        up_response_end_head(ex, UP_RESPONSE_OPEN_STREAM);
         free(pad);
     }
-    up_slice_t unread = up_http1_lent_unread(conn);
+    up_slice_t unread = up_http1_lent_unread(ex);
     snprintf(h->unread, sizeof(h->unread), "%.*s", (int)unread.len, unread.base);
     /* A partial hijack goes through the response writer (its head can no longer be undone). */
-    h->hijack_result = h->head_pad > 0 ? up_response_hijack(conn) : up_conn_lent_hijack(conn);
+    h->hijack_result = h->head_pad > 0 ? up_response_hijack(ex) : up_conn_lent_hijack(conn);
     if (h->hijack_result > 0)
         up_loop_wake(conn->server->loop);
     h->fd = -1;
@@ -131,11 +133,12 @@ static void *hijacker_run(void *arg)
     return NULL;
 }
 
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
     hijacker_t *h = current;
-    h->conn = conn;
+    h->ex = ex;
+    h->conn = ex->conn;
     if (pthread_create(&h->thread, NULL, hijacker_run, h) != 0) {
         perror("pthread_create");
         exit(2);

@@ -113,16 +113,16 @@ static void on_message_ignore(up_conn_t *conn, void *user, up_upgrade_message_t 
 
 static const up_upgrade_events_t events = {on_open, on_message_ignore, NULL, NULL, NULL};
 
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
     up_ws_settings_t settings = {1 << 20, 0, NULL};
-    if (conn->req->upgrade == UP_UPGRADE_WEBSOCKET) {
-        up_ws_t *ws = up_ws_lent_start_accept(conn, &settings);
-        up_ws_lent_accept(conn, ws, &events, NULL);
+    if (ex->req->upgrade == UP_UPGRADE_WEBSOCKET) {
+        up_ws_t *ws = up_ws_lent_start_accept(ex, &settings);
+        up_ws_lent_accept(ex, ws, &events, NULL);
     } else {
-        up_sse_lent_start_accept(conn);
-        up_sse_lent_accept(conn, 0, &events, NULL);
+        up_sse_lent_start_accept(ex);
+        up_sse_lent_accept(ex, 0, &events, NULL);
     }
     return UP_REQUEST_DONE;
 }

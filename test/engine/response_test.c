@@ -60,292 +60,292 @@ static int make_file(const char *s)
 
 /* ---------------------------------------------------------------- the handlers */
 
-static void plain(up_conn_t *c, int64_t body_length)
+static void plain(up_exchange_t *ex, int64_t body_length)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "content-type", "text/plain");
-    rec(up_response_end_head(c, body_length));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "content-type", "text/plain");
+    rec(up_response_end_head(ex, body_length));
 }
 
-static void length_from_body(up_conn_t *c)
+static void length_from_body(up_exchange_t *ex)
 {
-    plain(c, 11);
-    WRITE(c, "hello world");
-    rec(up_response_finish(c));
+    plain(ex, 11);
+    WRITE(ex, "hello world");
+    rec(up_response_finish(ex));
 }
 
-static void app_length_wins(up_conn_t *c)
+static void app_length_wins(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "Content-Length", "5");
-    rec(up_response_end_head(c, 11));
-    WRITE(c, "hello");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "Content-Length", "5");
+    rec(up_response_end_head(ex, 11));
+    WRITE(ex, "hello");
+    rec(up_response_finish(ex));
 }
 
-static void unknown_length(up_conn_t *c)
+static void unknown_length(up_exchange_t *ex)
 {
-    plain(c, -1);
-    WRITE(c, "hello");
-    WRITE(c, "");
-    WRITE(c, " world");
-    rec(up_response_finish(c));
+    plain(ex, -1);
+    WRITE(ex, "hello");
+    WRITE(ex, "");
+    WRITE(ex, " world");
+    rec(up_response_finish(ex));
 }
 
-static void head_and_body(up_conn_t *c)
+static void head_and_body(up_exchange_t *ex)
 {
-    plain(c, 5);
-    WRITE(c, "hello");
-    rec(up_response_finish(c));
+    plain(ex, 5);
+    WRITE(ex, "hello");
+    rec(up_response_finish(ex));
 }
 
-static void no_content(up_conn_t *c)
+static void no_content(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 204));
-    HDR(c, "content-length", "5");
-    HDR(c, "transfer-encoding", "chunked");
-    HDR(c, "x-kept", "yes");
-    rec(up_response_end_head(c, 5));
-    WRITE(c, "hello");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 204));
+    HDR(ex, "content-length", "5");
+    HDR(ex, "transfer-encoding", "chunked");
+    HDR(ex, "x-kept", "yes");
+    rec(up_response_end_head(ex, 5));
+    WRITE(ex, "hello");
+    rec(up_response_finish(ex));
 }
 
-static void not_modified(up_conn_t *c)
+static void not_modified(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 304));
-    HDR(c, "etag", "\"v1\"");
-    HDR(c, "content-length", "10");
-    rec(up_response_end_head(c, 10));
-    WRITE(c, "0123456789");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 304));
+    HDR(ex, "etag", "\"v1\"");
+    HDR(ex, "content-length", "10");
+    rec(up_response_end_head(ex, 10));
+    WRITE(ex, "0123456789");
+    rec(up_response_finish(ex));
 }
 
-static void bad_names(up_conn_t *c)
+static void bad_names(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    rec(up_response_add_header(c, "", 0, "v", 1));
-    HDR(c, "bad name", "v");
-    HDR(c, "x:y", "v");
-    HDR(c, "caf\xc3\xa9", "v");
-    HDR(c, "x(y)", "v");
-    HDR(c, "Good-Name!#$%&'*+.^_`|~", "v");
-    rec(up_response_end_head(c, 0));
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    rec(up_response_add_header(ex, "", 0, "v", 1));
+    HDR(ex, "bad name", "v");
+    HDR(ex, "x:y", "v");
+    HDR(ex, "caf\xc3\xa9", "v");
+    HDR(ex, "x(y)", "v");
+    HDR(ex, "Good-Name!#$%&'*+.^_`|~", "v");
+    rec(up_response_end_head(ex, 0));
+    rec(up_response_finish(ex));
 }
 
-static void bad_values(up_conn_t *c)
+static void bad_values(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "x-a", "one\r\nx-injected: yes");
-    HDR(c, "x-b", "bare\nlf");
-    HDR(c, "x-c", "bare\rcr");
-    rec(up_response_add_header(c, "x-d", 3, "n\0l", 3));
-    HDR(c, "x-e", "caf\xc3\xa9 and\ttab");
-    HDR(c, "x-f", "");
-    rec(up_response_end_head(c, 0));
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "x-a", "one\r\nx-injected: yes");
+    HDR(ex, "x-b", "bare\nlf");
+    HDR(ex, "x-ex", "bare\rcr");
+    rec(up_response_add_header(ex, "x-d", 3, "n\0l", 3));
+    HDR(ex, "x-e", "caf\xc3\xa9 and\ttab");
+    HDR(ex, "x-f", "");
+    rec(up_response_end_head(ex, 0));
+    rec(up_response_finish(ex));
 }
 
-static void bad_lengths(up_conn_t *c)
+static void bad_lengths(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "content-length", "abc");
-    HDR(c, "content-length", "-1");
-    HDR(c, "content-length", "");
-    HDR(c, "content-length", "1 2");
-    HDR(c, "content-length", "0x10");
-    HDR(c, "content-length", "1234567890123456789");
-    HDR(c, "content-length", "5");
-    HDR(c, "content-length", "6");
-    HDR(c, "Content-Length", "5");
-    rec(up_response_end_head(c, -1));
-    WRITE(c, "hello");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "content-length", "abc");
+    HDR(ex, "content-length", "-1");
+    HDR(ex, "content-length", "");
+    HDR(ex, "content-length", "1 2");
+    HDR(ex, "content-length", "0x10");
+    HDR(ex, "content-length", "1234567890123456789");
+    HDR(ex, "content-length", "5");
+    HDR(ex, "content-length", "6");
+    HDR(ex, "Content-Length", "5");
+    rec(up_response_end_head(ex, -1));
+    WRITE(ex, "hello");
+    rec(up_response_finish(ex));
 }
 
-static void out_of_order(up_conn_t *c)
+static void out_of_order(up_exchange_t *ex)
 {
-    HDR(c, "x-early", "v");
-    rec(up_response_end_head(c, 0));
-    WRITE(c, "early");
-    rec(up_response_finish(c));
-    rec(up_response_start(c, 99));
-    rec(up_response_start(c, 1000));
-    rec(up_response_start(c, 200));
-    rec(up_response_start(c, 201));
-    WRITE(c, "before the head");
+    HDR(ex, "x-early", "v");
+    rec(up_response_end_head(ex, 0));
+    WRITE(ex, "early");
+    rec(up_response_finish(ex));
+    rec(up_response_start(ex, 99));
+    rec(up_response_start(ex, 1000));
+    rec(up_response_start(ex, 200));
+    rec(up_response_start(ex, 201));
+    WRITE(ex, "before the head");
     int fd = make_file("file");
-    rec(up_response_sendfile(c, fd, 0, 4));
-    rec(up_response_end_head(c, 2));
-    HDR(c, "x-late", "v");
-    rec(up_response_end_head(c, 2));
-    WRITE(c, "ok");
-    rec(up_response_finish(c));
-    WRITE(c, "after");
-    rec(up_response_finish(c));
+    rec(up_response_sendfile(ex, fd, 0, 4));
+    rec(up_response_end_head(ex, 2));
+    HDR(ex, "x-late", "v");
+    rec(up_response_end_head(ex, 2));
+    WRITE(ex, "ok");
+    rec(up_response_finish(ex));
+    WRITE(ex, "after");
+    rec(up_response_finish(ex));
 }
 
-static void body_too_long(up_conn_t *c)
+static void body_too_long(up_exchange_t *ex)
 {
-    plain(c, 5);
-    WRITE(c, "hel");
-    WRITE(c, "lo world");
-    WRITE(c, "!");
-    rec(up_response_finish(c));
+    plain(ex, 5);
+    WRITE(ex, "hel");
+    WRITE(ex, "lo world");
+    WRITE(ex, "!");
+    rec(up_response_finish(ex));
 }
 
-static void body_too_short(up_conn_t *c)
+static void body_too_short(up_exchange_t *ex)
 {
-    plain(c, 10);
-    WRITE(c, "hello");
-    rec(up_response_finish(c));
+    plain(ex, 10);
+    WRITE(ex, "hello");
+    rec(up_response_finish(ex));
 }
 
-static void rollback_before_send(up_conn_t *c)
+static void rollback_before_send(up_exchange_t *ex)
 {
-    plain(c, -1);
-    WRITE(c, "partial");
-    rec_int("rollback", up_response_rollback(c));
-    rec(up_response_start(c, 500));
-    rec(up_response_end_head(c, 4));
-    WRITE(c, "oops");
-    rec(up_response_finish(c));
+    plain(ex, -1);
+    WRITE(ex, "partial");
+    rec_int("rollback", up_response_rollback(ex));
+    rec(up_response_start(ex, 500));
+    rec(up_response_end_head(ex, 4));
+    WRITE(ex, "oops");
+    rec(up_response_finish(ex));
 }
 
-static void rollback_after_send(up_conn_t *c)
+static void rollback_after_send(up_exchange_t *ex)
 {
-    plain(c, -1);
-    WRITE(c, "part");
-    rec_int("send", up_response_send(c));
-    WRITE(c, "more");
-    rec_int("rollback", up_response_rollback(c));
-    WRITE(c, "after");
+    plain(ex, -1);
+    WRITE(ex, "part");
+    rec_int("send", up_response_send(ex));
+    WRITE(ex, "more");
+    rec_int("rollback", up_response_rollback(ex));
+    WRITE(ex, "after");
 }
 
-static void unfinished(up_conn_t *c)
+static void unfinished(up_exchange_t *ex)
 {
-    plain(c, 5);
-    WRITE(c, "hel");
+    plain(ex, 5);
+    WRITE(ex, "hel");
 }
 
-static void early_hints(up_conn_t *c, int send)
+static void early_hints(up_exchange_t *ex, int send)
 {
-    rec(up_response_start(c, 103));
-    HDR(c, "link", "</a.css>; rel=preload");
-    rec(up_response_end_head(c, -1));
+    rec(up_response_start(ex, 103));
+    HDR(ex, "link", "</a.css>; rel=preload");
+    rec(up_response_end_head(ex, -1));
     if (send)
-        rec_int("send", up_response_send(c));
-    rec(up_response_start(c, 200));
-    rec(up_response_end_head(c, 2));
-    WRITE(c, "ok");
-    rec(up_response_finish(c));
+        rec_int("send", up_response_send(ex));
+    rec(up_response_start(ex, 200));
+    rec(up_response_end_head(ex, 2));
+    WRITE(ex, "ok");
+    rec(up_response_finish(ex));
 }
 
-static void early_hints_sent(up_conn_t *c)
+static void early_hints_sent(up_exchange_t *ex)
 {
-    early_hints(c, 1);
+    early_hints(ex, 1);
 }
 
-static void early_hints_queued(up_conn_t *c)
+static void early_hints_queued(up_exchange_t *ex)
 {
-    early_hints(c, 0);
+    early_hints(ex, 0);
 }
 
-static void shared_with_length(up_conn_t *c)
-{
-    up_shared_t *s = make_shared("hello world");
-    plain(c, 5);
-    rec(up_response_write_shared(c, s, 6, 5));
-    rec(up_response_write_shared(c, s, 0, 5)); /* past the length: cut to nothing */
-    up_shared_release(s);
-    rec(up_response_finish(c));
-}
-
-static void shared_chunked(up_conn_t *c)
+static void shared_with_length(up_exchange_t *ex)
 {
     up_shared_t *s = make_shared("hello world");
-    plain(c, -1);
-    rec(up_response_write_shared(c, s, 0, 5));
-    WRITE(c, ",");
-    rec(up_response_write_shared(c, s, 5, 6));
+    plain(ex, 5);
+    rec(up_response_write_shared(ex, s, 6, 5));
+    rec(up_response_write_shared(ex, s, 0, 5)); /* past the length: cut to nothing */
     up_shared_release(s);
-    rec(up_response_finish(c));
+    rec(up_response_finish(ex));
 }
 
-static void sendfile_range(up_conn_t *c)
+static void shared_chunked(up_exchange_t *ex)
+{
+    up_shared_t *s = make_shared("hello world");
+    plain(ex, -1);
+    rec(up_response_write_shared(ex, s, 0, 5));
+    WRITE(ex, ",");
+    rec(up_response_write_shared(ex, s, 5, 6));
+    up_shared_release(s);
+    rec(up_response_finish(ex));
+}
+
+static void sendfile_range(up_exchange_t *ex)
 {
     int fd = make_file("0123456789abcdef");
-    plain(c, 6);
-    rec(up_response_sendfile(c, fd, 4, 6));
-    rec(up_response_finish(c));
+    plain(ex, 6);
+    rec(up_response_sendfile(ex, fd, 4, 6));
+    rec(up_response_finish(ex));
 }
 
-static void sendfile_cut(up_conn_t *c)
+static void sendfile_cut(up_exchange_t *ex)
 {
     int fd = make_file("0123456789abcdef");
-    plain(c, 3);
-    rec(up_response_sendfile(c, fd, 0, 10));
-    rec(up_response_finish(c));
+    plain(ex, 3);
+    rec(up_response_sendfile(ex, fd, 0, 10));
+    rec(up_response_finish(ex));
 }
 
-static void sendfile_chunked(up_conn_t *c)
+static void sendfile_chunked(up_exchange_t *ex)
 {
     int fd = make_file("0123456789abcdef");
-    plain(c, -1);
-    rec(up_response_sendfile(c, fd, 0, 4));
-    WRITE(c, "x");
-    rec(up_response_finish(c));
+    plain(ex, -1);
+    rec(up_response_sendfile(ex, fd, 0, 4));
+    WRITE(ex, "x");
+    rec(up_response_finish(ex));
 }
 
-static void sendfile_head(up_conn_t *c)
+static void sendfile_head(up_exchange_t *ex)
 {
     int fd = make_file("0123456789abcdef");
-    plain(c, 16);
-    rec(up_response_sendfile(c, fd, 0, 16));
-    rec(up_response_finish(c));
+    plain(ex, 16);
+    rec(up_response_sendfile(ex, fd, 0, 16));
+    rec(up_response_finish(ex));
 }
 
-static void app_says_close(up_conn_t *c)
+static void app_says_close(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "Connection", "Close");
-    rec(up_response_end_head(c, 2));
-    WRITE(c, "ok");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "Connection", "Close");
+    rec(up_response_end_head(ex, 2));
+    WRITE(ex, "ok");
+    rec(up_response_finish(ex));
 }
 
-static void app_says_keep_alive(up_conn_t *c)
+static void app_says_keep_alive(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "connection", "keep-alive");
-    rec(up_response_end_head(c, 2));
-    WRITE(c, "ok");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "connection", "keep-alive");
+    rec(up_response_end_head(ex, 2));
+    WRITE(ex, "ok");
+    rec(up_response_finish(ex));
 }
 
-static void app_date(up_conn_t *c)
+static void app_date(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "Date", "whenever");
-    rec(up_response_end_head(c, 0));
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "Date", "whenever");
+    rec(up_response_end_head(ex, 0));
+    rec(up_response_finish(ex));
 }
 
-static void app_frames_itself(up_conn_t *c)
+static void app_frames_itself(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 200));
-    HDR(c, "Transfer-Encoding", "chunked");
-    rec(up_response_end_head(c, -1));
-    WRITE(c, "5\r\nhello\r\n0\r\n\r\n");
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 200));
+    HDR(ex, "Transfer-Encoding", "chunked");
+    rec(up_response_end_head(ex, -1));
+    WRITE(ex, "5\r\nhello\r\n0\r\n\r\n");
+    rec(up_response_finish(ex));
 }
 
-static void odd_status(up_conn_t *c)
+static void odd_status(up_exchange_t *ex)
 {
-    rec(up_response_start(c, 299));
-    HDR(c, "X-Mixed-Case", "Value Kept");
-    rec(up_response_end_head(c, 0));
-    rec(up_response_finish(c));
+    rec(up_response_start(ex, 299));
+    HDR(ex, "X-Mixed-Case", "Value Kept");
+    rec(up_response_end_head(ex, 0));
+    rec(up_response_finish(ex));
 }
 
 /* ---------------------------------------------------------------- the cases */
@@ -353,7 +353,7 @@ static void odd_status(up_conn_t *c)
 typedef struct response_case_t {
     const char *name;
     const char *request;
-    void (*respond)(up_conn_t *conn);
+    void (*respond)(up_exchange_t *ex);
     const char *calls; /* the codes returned, in order */
     const char *wire;  /* every byte the client reads for this request */
     int closes;        /* then the connection closes; otherwise a next request must work */
@@ -458,16 +458,16 @@ static const response_case_t cases[] = {
 
 static const response_case_t *current;
 
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
-    if (up_slice_eq(conn->req->head.path, "/next", 5)) {
-        up_response_start(conn, 200);
-        up_response_end_head(conn, 4);
-        up_response_write(conn, "next", 4);
-        up_response_finish(conn);
+    if (up_slice_eq(ex->req->head.path, "/next", 5)) {
+        up_response_start(ex, 200);
+        up_response_end_head(ex, 4);
+        up_response_write(ex, "next", 4);
+        up_response_finish(ex);
     } else {
-        current->respond(conn);
+        current->respond(ex);
     }
     return UP_REQUEST_DONE;
 }

@@ -122,20 +122,20 @@ static void make_tree(void)
 static int app_calls;
 
 /* The app behind the files: "app: TARGET" for whatever the handler passes on. */
-static up_request_result_t app_on_request(up_conn_t *conn, void *user)
+static up_request_result_t app_on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
     app_calls++;
     char body[256];
-    const up_http1_request_t *head = &conn->req->head;
+    const up_http1_request_t *head = &ex->req->head;
     int n = snprintf(body, sizeof(body), "app: %.*s", (int)head->target.len, head->target.base);
     if (n >= (int)sizeof(body))
         n = (int)sizeof(body) - 1;
-    up_response_start(conn, 200);
-    up_response_add_header(conn, "content-type", 12, "text/plain", 10);
-    up_response_end_head(conn, n);
-    up_response_write(conn, body, (size_t)n);
-    up_response_finish(conn);
+    up_response_start(ex, 200);
+    up_response_add_header(ex, "content-type", 12, "text/plain", 10);
+    up_response_end_head(ex, n);
+    up_response_write(ex, body, (size_t)n);
+    up_response_finish(ex);
     return UP_REQUEST_DONE;
 }
 
@@ -304,6 +304,8 @@ static const static_case_t cases[] = {
     {"a file asked as a directory", GET("/hello.txt/") END, 200, "app: /hello.txt/", {NULL}, 1},
     {"a WebSocket handshake goes to the app", GET("/hello.txt") "Connection: upgrade\r\n"
      "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+     END, 200, "app: /hello.txt", {NULL}, 1},
+    {"an event-stream request goes to the app", GET("/hello.txt") "Accept: text/event-stream\r\n"
      END, 200, "app: /hello.txt", {NULL}, 1},
     {"a dotfile goes to the app", GET("/.env") END, 200, "app: /.env", {NULL}, 1},
     {"clean URLs are off by default", GET("/about") END, 200, "app: /about", {NULL}, 1},

@@ -28,7 +28,7 @@
 
 /* A thread a request is lent to: streams `total` pattern bytes in parts under back-pressure. */
 typedef struct stream_t {
-    up_conn_t *conn;
+    up_exchange_t *ex;
     pthread_t thread;
     int started;
     size_t total, part, sent;
@@ -43,7 +43,7 @@ typedef struct app_t {
     int file_fd;                 /* "/file": this file, file_len bytes (the writer closes a dup) */
     size_t file_len;
     int lend;                    /* answer, but keep the exchange: the test gives it back */
-    up_conn_t *lent[64];
+    up_exchange_t *lent[64];
     int num_lent;
     stream_t *stream;
 } app_t;
@@ -53,14 +53,15 @@ static app_t app;
 static void *stream_run(void *arg)
 {
     stream_t *s = arg;
-    up_conn_t *conn = s->conn;
+    up_exchange_t *ex = s->ex;
+    up_conn_t *conn = ex->conn;
     char *buf = malloc(s->part);
-    up_response_start(conn, 200);
-    up_response_end_head(conn, -1);
+    up_response_start(ex, 200);
+    up_response_end_head(ex, -1);
     while (s->sent < s->total) {
         size_t n = s->total - s->sent < s->part ? s->total - s->sent : s->part;
         harness_pattern(buf, n, s->sent);
-        if (up_response_write(conn, buf, n) != UP_RESPONSE_OK || up_response_send(conn) != 0) {
+        if (up_response_write(ex, buf, n) != UP_RESPONSE_OK || up_response_send(ex) != 0) {
             s->failures++;
             break;
         }
@@ -75,23 +76,23 @@ static void *stream_run(void *arg)
         }
     }
     if (s->sent == s->total)
-        up_response_finish(conn);
+        up_response_finish(ex);
     free(buf);
     atomic_store(&s->done, 1);
     up_conn_lent_return(conn);
     return NULL;
 }
 
-static int path_is(const up_conn_t *conn, const char *path)
+static int path_is(const up_exchange_t *ex, const char *path)
 {
-    return up_slice_eq(conn->req->head.path, path, strlen(path));
+    return up_slice_eq(ex->req->head.path, path, strlen(path));
 }
 
-static up_request_result_t app_on_request(up_conn_t *conn, void *user)
+static up_request_result_t app_on_request(up_exchange_t *ex, void *user)
 {
     app_t *a = user;
     a->calls++;
-    const up_request_body_t *body = &conn->req->body;
+    const up_request_body_t *body = &ex->req->body;
     a->body_len = body->len;
     a->body_sum = 0;
     if (body->mem != NULL) {
@@ -107,33 +108,33 @@ static up_request_result_t app_on_request(up_conn_t *conn, void *user)
             at += n;
         }
     }
-    if (path_is(conn, "/stream") && a->stream != NULL) {
-        a->stream->conn = conn;
+    if (path_is(ex, "/stream") && a->stream != NULL) {
+        a->stream->ex = ex;
         a->stream->started = 1;
         pthread_create(&a->stream->thread, NULL, stream_run, a->stream);
         return UP_REQUEST_DEFERRED;
     }
-    up_response_start(conn, 200);
-    if (path_is(conn, "/big")) {
+    up_response_start(ex, 200);
+    if (path_is(ex, "/big")) {
         char *big = malloc(MB);
         harness_pattern(big, MB, 0);
-        up_response_end_head(conn, MB);
-        up_response_write(conn, big, MB);
+        up_response_end_head(ex, MB);
+        up_response_write(ex, big, MB);
         free(big);
-    } else if (path_is(conn, "/file")) {
-        up_response_end_head(conn, (int64_t)a->file_len);
-        up_response_sendfile(conn, dup(a->file_fd), 0, a->file_len);
+    } else if (path_is(ex, "/file")) {
+        up_response_end_head(ex, (int64_t)a->file_len);
+        up_response_sendfile(ex, dup(a->file_fd), 0, a->file_len);
     } else {
         char text[128];
-        int n = snprintf(text, sizeof(text), "%.*s %s", (int)conn->req->head.target.len,
-                         conn->req->head.target.base,
-                         conn->transport->secure ? up_tls_conn_version(conn) : "plain");
-        up_response_end_head(conn, n);
-        up_response_write(conn, text, (size_t)n);
+        int n = snprintf(text, sizeof(text), "%.*s %s", (int)ex->req->head.target.len,
+                         ex->req->head.target.base,
+                         ex->conn->transport->secure ? up_tls_conn_version(ex->conn) : "plain");
+        up_response_end_head(ex, n);
+        up_response_write(ex, text, (size_t)n);
     }
-    up_response_finish(conn);
+    up_response_finish(ex);
     if (a->lend && a->num_lent < 64) {
-        a->lent[a->num_lent++] = conn;
+        a->lent[a->num_lent++] = ex;
         return UP_REQUEST_DEFERRED;
     }
     return UP_REQUEST_DONE;
@@ -572,7 +573,7 @@ static void test_pipelined_records_are_all_answered(void)
             harness_turn(&h, 1);
             /* The binding gives the exchanges back from another turn, through the mail. */
             for (int i = 0; i < app.num_lent; i++)
-                up_conn_lent_return(app.lent[i]);
+                up_conn_lent_return(app.lent[i]->conn);
             app.num_lent = 0;
         }
         CHECK(answered == N && app.calls == N, "lend %d: %d of %d answered, %d app calls", lend,

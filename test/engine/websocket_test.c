@@ -86,22 +86,22 @@ static void on_close(up_conn_t *conn, void *user, unsigned code)
 
 static const up_upgrade_events_t events = {on_open, on_message, on_drained, on_shutdown, on_close};
 
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
-    if (conn->req->upgrade == UP_UPGRADE_WEBSOCKET) {
-        up_ws_t *ws = up_ws_lent_start_accept(conn, &app.settings);
-        up_response_add_header(conn, "set-cookie", 10, "a=1", 3);
-        up_ws_lent_accept(conn, ws, &events, NULL);
+    if (ex->req->upgrade == UP_UPGRADE_WEBSOCKET) {
+        up_ws_t *ws = up_ws_lent_start_accept(ex, &app.settings);
+        up_response_add_header(ex, "set-cookie", 10, "a=1", 3);
+        up_ws_lent_accept(ex, ws, &events, NULL);
         return UP_REQUEST_DONE;
     }
-    if (conn->req->upgrade == UP_UPGRADE_SSE && app.sse) {
-        up_sse_lent_start_accept(conn);
-        up_sse_lent_accept(conn, 1000, &events, NULL);
+    if (ex->req->upgrade == UP_UPGRADE_SSE && app.sse) {
+        up_sse_lent_start_accept(ex);
+        up_sse_lent_accept(ex, 1000, &events, NULL);
         return UP_REQUEST_DONE;
     }
     app.plain_requests++;
-    up_response_send_simple(conn, 200, "plain", 0);
+    up_response_send_simple(ex, 200, "plain", 0);
     return UP_REQUEST_DONE;
 }
 

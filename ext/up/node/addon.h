@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "http1/access_log.h"
 #include "http1/http1.h"
 #include "scratch.h"
@@ -51,7 +52,7 @@ enum {
 #define UP_NODE_MAX_SLOTS (1u << UP_NODE_SLOT_BITS)
 
 typedef struct up_node_slot_t {
-    up_conn_t *conn;     /* NULL when free */
+    up_exchange_t *ex;   /* NULL when free */
     uint32_t generation;
     unsigned finished : 1; /* the response is complete (or failed) */
     unsigned deferred : 1; /* on_request returned: finishing returns the exchange */
@@ -62,7 +63,7 @@ typedef struct up_node_slot_t {
 typedef struct up_node_server_t {
     napi_env env;
     up_loop_t *loop;
-    up_server_t *server;
+    up_context_t *server;
     napi_ref on_request; /* function(head, body, remoteAddr, listenerHost) */
     napi_ref on_log;     /* function(line) */
     napi_ref meta_ref;
@@ -89,7 +90,7 @@ up_node_server_t *up_node_server_of(napi_env env);
 int64_t up_node_option(napi_env env, napi_value options, const char *name, int64_t fallback);
 
 /* exchange.c */
-up_request_result_t up_node_on_request(up_conn_t *conn, void *user);
+up_request_result_t up_node_on_request(up_exchange_t *ex, void *user);
 napi_status up_node_define_exchange(napi_env env, napi_value exports);
 /* A line in the server's log (the JavaScript log function). Loop thread, outside JavaScript or
  * inside it. */
@@ -114,8 +115,8 @@ void up_node_hijacks_free(up_node_hijacks_t *h);
  * callback for a request it answered itself (core/context.h). JavaScript's openAccessLog,
  * flushAccessLog, reopenAccessLog, closeAccessLog and stats. Loop thread. */
 uint64_t up_node_now_ns(void);
-void up_node_served(up_node_server_t *srv, up_conn_t *conn, uint64_t started_ns);
-void up_node_on_served(up_conn_t *conn, void *user);
+void up_node_served(up_node_server_t *srv, up_exchange_t *ex, uint64_t started_ns);
+void up_node_on_served(up_exchange_t *ex, void *user);
 void up_node_access_log_free(up_node_server_t *srv);
 napi_status up_node_define_served(napi_env env, napi_value exports);
 

@@ -30,8 +30,8 @@
 
 /* ---------------------------------------------------------------- slots */
 
-/* Returns the token of a new slot for conn, or -1 when UP_NODE_MAX_SLOTS are taken. */
-static int64_t take_slot(up_node_server_t *srv, up_conn_t *conn)
+/* Returns the token of a new slot for ex, or -1 when UP_NODE_MAX_SLOTS are taken. */
+static int64_t take_slot(up_node_server_t *srv, up_exchange_t *ex)
 {
     if (srv->free_slot == srv->num_slots) {
         if (srv->num_slots == UP_NODE_MAX_SLOTS)
@@ -47,7 +47,7 @@ static int64_t take_slot(up_node_server_t *srv, up_conn_t *conn)
     uint32_t i = srv->free_slot;
     up_node_slot_t *slot = &srv->slots[i];
     srv->free_slot = slot->next_free;
-    slot->conn = conn;
+    slot->ex = ex;
     slot->finished = 0;
     slot->deferred = 0;
     return (int64_t)(i | (slot->generation << UP_NODE_SLOT_BITS));
@@ -55,7 +55,7 @@ static int64_t take_slot(up_node_server_t *srv, up_conn_t *conn)
 
 static void release_slot(up_node_server_t *srv, up_node_slot_t *slot)
 {
-    slot->conn = NULL;
+    slot->ex = NULL;
     slot->generation = (slot->generation + 1) & ((1u << (32 - UP_NODE_SLOT_BITS)) - 1);
     slot->next_free = srv->free_slot;
     srv->free_slot = (uint32_t)(slot - srv->slots);
@@ -66,9 +66,9 @@ static void release_slot(up_node_server_t *srv, up_node_slot_t *slot)
 static void finish_slot(up_node_server_t *srv, up_node_slot_t *slot)
 {
     slot->finished = 1;
-    up_node_served(srv, slot->conn, slot->started_ns);
+    up_node_served(srv, slot->ex, slot->started_ns);
     if (slot->deferred) {
-        up_conn_lent_return(slot->conn);
+        up_conn_lent_return(slot->ex->conn);
         release_slot(srv, slot);
     }
 }
@@ -124,10 +124,10 @@ static void log_thrown(up_node_server_t *srv, napi_value error)
 
 /* A 500 unless bytes of the response may be out already; then the connection closes after
  * them, so the client cannot take a cut response for a whole one. */
-static void fail_response(up_conn_t *conn)
+static void fail_response(up_exchange_t *ex)
 {
-    if (up_response_rollback(conn))
-        up_response_send_simple(conn, 500, "Internal Server Error", 0);
+    if (up_response_rollback(ex))
+        up_response_send_simple(ex, 500, "Internal Server Error", 0);
 }
 
 /* off/len of s in the head that starts at base and is head_len long; -1 when outside. */
@@ -152,23 +152,23 @@ static const char *slice_end(up_slice_t s, const char *end)
     return s.len > 0 && s.base + s.len > end ? s.base + s.len : end;
 }
 
-up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
+up_request_result_t up_node_on_request(up_exchange_t *ex, void *user)
 {
     up_node_server_t *srv = user;
     napi_env env = srv->env;
-    const up_request_t *req = conn->req;
+    const up_request_t *req = ex->req;
     if (srv->upgrades != NULL)
         up_node_run_events(srv->upgrades);
     const up_http1_request_t *head = &req->head;
     if (req->body.len > MAX_BODY_TO_JS) {
-        up_response_send_simple(conn, 413, "Content Too Large", 1);
-        up_node_served(srv, conn, up_node_now_ns());
+        up_response_send_simple(ex, 413, "Content Too Large", 1);
+        up_node_served(srv, ex, up_node_now_ns());
         return UP_REQUEST_DONE;
     }
-    int64_t token = take_slot(srv, conn);
+    int64_t token = take_slot(srv, ex);
     if (token < 0) {
-        up_response_send_simple(conn, 503, "Service Unavailable", 1);
-        up_node_served(srv, conn, up_node_now_ns());
+        up_response_send_simple(ex, 503, "Service Unavailable", 1);
+        up_node_served(srv, ex, up_node_now_ns());
         return UP_REQUEST_DONE;
     }
     up_node_slot_t *slot = &srv->slots[token & (UP_NODE_MAX_SLOTS - 1)];
@@ -210,16 +210,17 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
         napi_create_string_latin1(env, req->body.mem, (size_t)req->body.len, &argv[1]);
     else
         napi_get_undefined(env, &argv[1]);
-    napi_create_string_latin1(env, conn->remote_addr, NAPI_AUTO_LENGTH, &argv[2]);
+    napi_create_string_latin1(env, ex->conn->remote_addr, NAPI_AUTO_LENGTH, &argv[2]);
     if (head->host.len == 0) {
         /* SERVER_NAME and SERVER_PORT then come from where the request came in. */
-        char where[sizeof(conn->listener->host) + sizeof(conn->listener->port) + 1];
-        int n = snprintf(where, sizeof(where), "%s %s", conn->listener->host, conn->listener->port);
+        const up_listener_t *l = ex->conn->listener;
+        char where[sizeof(l->host) + sizeof(l->port) + 1];
+        int n = snprintf(where, sizeof(where), "%s %s", l->host, l->port);
         napi_create_string_latin1(env, where, (size_t)n, &argv[3]);
     } else {
         napi_get_undefined(env, &argv[3]);
     }
-    napi_get_boolean(env, conn->transport->secure, &argv[4]); /* rack.url_scheme https */
+    napi_get_boolean(env, ex->conn->transport->secure, &argv[4]); /* rack.url_scheme https */
     napi_get_reference_value(env, srv->on_request, &fn);
     napi_get_global(env, &recv); /* napi_make_callback wants an object */
     napi_status status = napi_make_callback(env, srv->async, recv, fn, 5, argv, &result);
@@ -228,7 +229,7 @@ up_request_result_t up_node_on_request(up_conn_t *conn, void *user)
         if (napi_get_and_clear_last_exception(env, &error) == napi_ok)
             log_thrown(srv, error);
         if (!slot->finished) {
-            fail_response(conn);
+            fail_response(ex);
             finish_slot(srv, slot); /* not deferred yet: the slot is released below */
         }
     }
@@ -252,7 +253,7 @@ static up_node_slot_t *slot_of(napi_env env, up_node_server_t *srv, napi_value v
         return NULL;
     }
     uint32_t i = token & (UP_NODE_MAX_SLOTS - 1);
-    if (i >= srv->num_slots || srv->slots[i].conn == NULL ||
+    if (i >= srv->num_slots || srv->slots[i].ex == NULL ||
         srv->slots[i].generation != token >> UP_NODE_SLOT_BITS || srv->slots[i].finished) {
         napi_throw_error(env, NULL, "the exchange is over");
         return NULL;
@@ -262,17 +263,17 @@ static up_node_slot_t *slot_of(napi_env env, up_node_server_t *srv, napi_value v
 
 /* Starts the response with the header fields of the flat [name, value, ...] Array. Returns
  * NULL, or what is wrong (nothing is staged then). */
-static const char *start_response(napi_env env, up_node_server_t *srv, up_conn_t *conn,
+static const char *start_response(napi_env env, up_node_server_t *srv, up_exchange_t *ex,
                                   napi_value status_v, napi_value fields)
 {
     int32_t status;
     uint32_t n = 0;
     if (napi_get_value_int32(env, status_v, &status) != napi_ok ||
-        up_response_start(conn, status) != UP_RESPONSE_OK)
+        up_response_start(ex, status) != UP_RESPONSE_OK)
         return "invalid status";
     if (napi_get_array_length(env, fields, &n) != napi_ok)
         return "header fields must be an Array";
-    return up_node_fields_add(env, &srv->scratch, conn, fields, n, NULL, NULL);
+    return up_node_fields_add(env, &srv->scratch, ex, fields, n, NULL, NULL);
 }
 
 static napi_value error_string(napi_env env, const char *what)
@@ -294,24 +295,24 @@ static napi_value respond(napi_env env, napi_callback_info info)
     up_node_slot_t *slot = argc == 5 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
-    up_conn_t *conn = slot->conn;
+    up_exchange_t *ex = slot->ex;
     bool utf8 = false;
     napi_get_value_bool(env, argv[4], &utf8);
-    const char *err = start_response(env, srv, conn, argv[1], argv[2]);
+    const char *err = start_response(env, srv, ex, argv[1], argv[2]);
     const char *body = NULL;
     size_t len = 0;
     if (err == NULL &&
         up_node_scratch_bytes(env, &srv->scratch, argv[3], utf8, 0, &body, &len) != 0)
         err = "the body is not a String";
-    if (err == NULL && (up_response_end_head(conn, (int64_t)len) != UP_RESPONSE_OK ||
-                        (len > 0 && up_response_write(conn, body, len) == UP_RESPONSE_E_STATE)))
+    if (err == NULL && (up_response_end_head(ex, (int64_t)len) != UP_RESPONSE_OK ||
+                        (len > 0 && up_response_write(ex, body, len) == UP_RESPONSE_E_STATE)))
         err = "the response cannot be written";
     up_node_scratch_trim(&srv->scratch);
     if (err != NULL) {
-        up_response_rollback(conn);
+        up_response_rollback(ex);
         return error_string(env, err);
     }
-    up_response_finish(conn);
+    up_response_finish(ex);
     finish_slot(srv, slot);
     return NULL;
 }
@@ -326,11 +327,11 @@ static napi_value head(napi_env env, napi_callback_info info)
     up_node_slot_t *slot = argc == 3 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
-    const char *err = start_response(env, srv, slot->conn, argv[1], argv[2]);
-    if (err == NULL && up_response_end_head(slot->conn, -1) != UP_RESPONSE_OK)
+    const char *err = start_response(env, srv, slot->ex, argv[1], argv[2]);
+    if (err == NULL && up_response_end_head(slot->ex, -1) != UP_RESPONSE_OK)
         err = "the response cannot be written";
     if (err != NULL) {
-        up_response_rollback(slot->conn);
+        up_response_rollback(slot->ex);
         return error_string(env, err);
     }
     return NULL;
@@ -355,8 +356,8 @@ static napi_value write_part(napi_env env, napi_callback_info info)
         napi_throw_type_error(env, NULL, "a body part must be a String or a Buffer");
         return NULL;
     }
-    int ok = up_response_write(slot->conn, data, len) == UP_RESPONSE_OK &&
-             up_response_send(slot->conn) == 0;
+    int ok = up_response_write(slot->ex, data, len) == UP_RESPONSE_OK &&
+             up_response_send(slot->ex) == 0;
     up_node_scratch_trim(&srv->scratch);
     napi_get_boolean(env, ok, &result);
     return result;
@@ -372,7 +373,7 @@ static napi_value finish(napi_env env, napi_callback_info info)
     up_node_slot_t *slot = argc == 1 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
-    up_response_finish(slot->conn);
+    up_response_finish(slot->ex);
     finish_slot(srv, slot);
     return NULL;
 }
@@ -387,7 +388,7 @@ static napi_value fail(napi_env env, napi_callback_info info)
     up_node_slot_t *slot = argc == 1 ? slot_of(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
-    fail_response(slot->conn);
+    fail_response(slot->ex);
     finish_slot(srv, slot);
     return NULL;
 }
@@ -404,14 +405,14 @@ static napi_value early_hints(napi_env env, napi_callback_info info)
     if (slot == NULL)
         return NULL;
     napi_create_int32(env, 103, &status);
-    const char *err = start_response(env, srv, slot->conn, status, argv[1]);
-    if (err == NULL && up_response_end_head(slot->conn, -1) != UP_RESPONSE_OK)
+    const char *err = start_response(env, srv, slot->ex, status, argv[1]);
+    if (err == NULL && up_response_end_head(slot->ex, -1) != UP_RESPONSE_OK)
         err = "the hints cannot be written";
     if (err != NULL) {
-        up_response_rollback(slot->conn);
+        up_response_rollback(slot->ex);
         return error_string(env, err);
     }
-    up_response_send(slot->conn);
+    up_response_send(slot->ex);
     return NULL;
 }
 
@@ -441,5 +442,5 @@ void up_node_exchange_finish(up_node_server_t *srv, up_node_slot_t *slot)
 const char *up_node_exchange_start(napi_env env, up_node_server_t *srv, up_node_slot_t *slot,
                                    napi_value status, napi_value fields)
 {
-    return start_response(env, srv, slot->conn, status, fields);
+    return start_response(env, srv, slot->ex, status, fields);
 }

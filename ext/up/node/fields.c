@@ -57,7 +57,7 @@ static const char *refusal(up_node_scratch_t *s, up_response_error_t e, const ch
     return s->message;
 }
 
-const char *up_node_fields_add(napi_env env, up_node_scratch_t *s, up_conn_t *conn,
+const char *up_node_fields_add(napi_env env, up_node_scratch_t *s, up_exchange_t *ex,
                                napi_value fields, uint32_t n, up_node_fields_skip_t skip,
                                void *arg)
 {
@@ -82,7 +82,7 @@ const char *up_node_fields_add(napi_env env, up_node_scratch_t *s, up_conn_t *co
         }
         if (name_in_scratch)
             name = s->base; /* scratch memory may have moved */
-        up_response_error_t e = up_response_add_header(conn, name, name_len, value, value_len);
+        up_response_error_t e = up_response_add_header(ex, name, name_len, value, value_len);
         if (e != UP_RESPONSE_OK)
             return refusal(s, e, name, name_len, value, value_len);
     }

@@ -47,7 +47,7 @@ static napi_value throw_error(napi_env env, const char *message)
 static up_node_slot_t *live_slot(up_node_server_t *srv, uint32_t token)
 {
     uint32_t i = token & (UP_NODE_MAX_SLOTS - 1);
-    if (i >= srv->num_slots || srv->slots[i].conn == NULL || srv->slots[i].finished ||
+    if (i >= srv->num_slots || srv->slots[i].ex == NULL || srv->slots[i].finished ||
         srv->slots[i].generation != token >> UP_NODE_SLOT_BITS)
         return NULL;
     return &srv->slots[i];
@@ -64,7 +64,7 @@ static void hand_to_js(up_node_hijacks_t *h, hijack_wait_t w, int fd, up_node_sl
     napi_value argv[2], fn, recv, result;
     napi_create_int32(env, fd, &argv[0]);
     if (fd >= 0) {
-        up_slice_t unread = up_http1_lent_unread(slot->conn);
+        up_slice_t unread = up_http1_lent_unread(slot->ex);
         napi_create_string_latin1(env, unread.base, unread.len, &argv[1]);
     } else {
         napi_get_undefined(env, &argv[1]);
@@ -91,7 +91,7 @@ static void run_waits(up_node_hijacks_t *h)
     while (i < h->len) {
         hijack_wait_t w = h->waits[i];
         up_node_slot_t *slot = live_slot(h->srv, w.token);
-        int fd = slot != NULL ? up_conn_lent_take_socket(slot->conn) : -1;
+        int fd = slot != NULL ? up_conn_lent_take_socket(slot->ex->conn) : -1;
         if (fd == -2) {
             i++;
             continue;
@@ -163,18 +163,18 @@ static napi_value hijack(napi_env env, napi_callback_info info)
     up_node_hijacks_t *h = hijacks_of(env, srv);
     if (h == NULL)
         return NULL;
-    up_conn_t *conn = slot->conn;
+    up_exchange_t *ex = slot->ex;
     if (status_type != napi_null && status_type != napi_undefined) {
         const char *err = up_node_exchange_start(env, srv, slot, argv[1], argv[2]);
         if (err != NULL) {
-            up_response_rollback(conn);
+            up_response_rollback(ex);
             napi_create_string_utf8(env, err, NAPI_AUTO_LENGTH, &result);
             return result;
         }
-        conn->res->keep_alive = 0;
-        up_response_end_head(conn, conn->res->content_length >= 0 ? -1 : UP_RESPONSE_OPEN_STREAM);
+        ex->res->keep_alive = 0;
+        up_response_end_head(ex, ex->res->content_length >= 0 ? -1 : UP_RESPONSE_OPEN_STREAM);
     }
-    int wake = up_response_hijack(conn);
+    int wake = up_response_hijack(ex);
     if (wake > 0)
         up_loop_wake(srv->loop);
     if (wake >= 0) {

@@ -90,13 +90,13 @@ static int skip_unkept(const char *name, size_t len, void *arg)
 
 /* The x-sendfile path cannot be opened: the app's mistake, logged, and answered 404 when there
  * is no such file, 500 otherwise (as up_ruby answers it). */
-static void refuse_path(up_node_server_t *srv, up_conn_t *conn, const char *path, int e)
+static void refuse_path(up_node_server_t *srv, up_exchange_t *ex, const char *path, int e)
 {
     char line[PATH_MAX + 128];
     snprintf(line, sizeof(line), "invalid response: x-sendfile \"%s\": %s", path, strerror(e));
     up_node_log(srv, line);
     int missing = e == ENOENT || e == ENOTDIR;
-    up_response_send_simple(conn, missing ? 404 : 500, missing ? "Not Found" : "Internal Server Error",
+    up_response_send_simple(ex, missing ? 404 : 500, missing ? "Not Found" : "Internal Server Error",
                             0);
 }
 
@@ -115,7 +115,7 @@ static napi_value send_file(napi_env env, napi_callback_info info)
     up_node_slot_t *slot = argc == 5 ? up_node_exchange_slot(env, srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
-    up_conn_t *conn = slot->conn;
+    up_exchange_t *ex = slot->ex;
     int32_t status;
     uint32_t n = 0;
     bool from_field = false;
@@ -137,7 +137,7 @@ static napi_value send_file(napi_env env, napi_callback_info info)
             napi_get_boolean(env, false, &result);
             return result;
         }
-        refuse_path(srv, conn, path, errno);
+        refuse_path(srv, ex, path, errno);
         up_node_exchange_finish(srv, slot);
         return NULL;
     }
@@ -145,19 +145,19 @@ static napi_value send_file(napi_env env, napi_callback_info info)
     memset(&a.app, 0, sizeof(a.app));
     a.app.status = status;
     read_app_fields(env, argv[2], n, &a);
-    up_file_response_plan(&f, &conn->req->head, &a.app, time(NULL));
+    up_file_response_plan(&f, &ex->req->head, &a.app, time(NULL));
     const char *err = NULL;
-    if (up_response_start(conn, f.status) != UP_RESPONSE_OK)
+    if (up_response_start(ex, f.status) != UP_RESPONSE_OK)
         err = "invalid status";
     else
-        err = up_node_fields_add(env, &srv->scratch, conn, argv[2], n, skip_unkept, &f);
+        err = up_node_fields_add(env, &srv->scratch, ex, argv[2], n, skip_unkept, &f);
     up_node_scratch_trim(&srv->scratch);
     if (err != NULL) {
         up_file_response_release(&f);
-        up_response_rollback(conn);
+        up_response_rollback(ex);
         return result_string(env, err);
     }
-    up_file_response_send(&f, conn);
+    up_file_response_send(&f, ex);
     up_node_exchange_finish(srv, slot);
     return NULL;
 }

@@ -26,18 +26,18 @@ uint64_t up_node_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void up_node_served(up_node_server_t *srv, up_conn_t *conn, uint64_t started_ns)
+void up_node_served(up_node_server_t *srv, up_exchange_t *ex, uint64_t started_ns)
 {
     srv->requests++;
     if (srv->access_log != NULL)
-        up_access_log_request(srv->access_log, conn, up_node_now_ns() - started_ns);
+        up_access_log_request(srv->access_log, ex, up_node_now_ns() - started_ns);
 }
 
-void up_node_on_served(up_conn_t *conn, void *user)
+void up_node_on_served(up_exchange_t *ex, void *user)
 {
     up_node_server_t *srv = user;
     srv->static_served++;
-    up_node_served(srv, conn, up_node_now_ns());
+    up_node_served(srv, ex, up_node_now_ns());
 }
 
 void up_node_access_log_free(up_node_server_t *srv)

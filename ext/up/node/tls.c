@@ -137,7 +137,7 @@ up_tls_context_t *up_node_tls_context(napi_env env, napi_value settings)
 }
 
 /* The TLS listener on fd, or NULL. */
-static up_listener_t *tls_listener(up_server_t *server, int32_t fd)
+static up_listener_t *tls_listener(up_context_t *server, int32_t fd)
 {
     for (up_listener_t *l = server->listeners; l != NULL; l = l->next)
         if (l->watcher.fd == fd && l->transport == &up_transport_tls)

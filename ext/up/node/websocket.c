@@ -102,7 +102,7 @@ static void after_batch(void *owner)
     /* What JavaScript wrote goes out now, not at the loop's next wake-up (the wake-up its
      * writes asked for finds nothing left then): no JavaScript is running, so this is the
      * engine's wake-up work at a point where the loop could have run it. */
-    up_server_t *server = u->srv->server;
+    up_context_t *server = u->srv->server;
     up_conn_loop_take_mail(server);
     up_conn_loop_run_deferred(server);
 }
@@ -178,9 +178,9 @@ static int owned(const char *name, size_t len, const char *const *list, int prot
 
 /* Whether the request offered the subprotocol chosen (RFC 6455 §4.2.2: the server picks only
  * among the client's; a client fails the connection otherwise). */
-static int offered(up_conn_t *conn, const char *chosen, size_t len)
+static int offered(up_exchange_t *ex, const char *chosen, size_t len)
 {
-    const up_http1_request_t *head = &conn->req->head;
+    const up_http1_request_t *head = &ex->req->head;
     for (size_t i = 0; i < head->num_headers; i++) {
         const up_http1_header_t *h = &head->headers[i];
         if (named(h->name.base, h->name.len, protocol_field) &&
@@ -191,7 +191,7 @@ static int offered(up_conn_t *conn, const char *chosen, size_t len)
 }
 
 /* The app's subprotocol in the flat fields, if it chose one the client did not offer. */
-static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_conn_t *conn,
+static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_exchange_t *ex,
                               napi_value fields, uint32_t n)
 {
     for (uint32_t i = 0; i + 1 < n; i += 2) {
@@ -204,7 +204,7 @@ static int unoffered_protocol(napi_env env, up_node_upgrades_t *u, up_conn_t *co
             continue;
         napi_get_element(env, fields, i + 1, &value_v);
         if (up_node_scratch_bytes(env, &u->scratch, value_v, 0, 0, &value, &value_len) == 0)
-            return !offered(conn, value, value_len);
+            return !offered(ex, value, value_len);
     }
     return 0;
 }
@@ -244,8 +244,8 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
     up_node_slot_t *slot = argc == 2 ? up_node_exchange_slot(env, u->srv, argv[0]) : NULL;
     if (slot == NULL)
         return NULL;
-    up_conn_t *conn = slot->conn;
-    up_upgrade_kind_t kind = conn->req->upgrade;
+    up_exchange_t *ex = slot->ex;
+    up_upgrade_kind_t kind = ex->req->upgrade;
     uint32_t n = 0;
     if (kind == UP_UPGRADE_NONE)
         return string_value(env, "the request asked for no upgrade");
@@ -257,27 +257,27 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
     up_ws_t *ws = NULL;
     int protocol_too = 0;
     if (kind == UP_UPGRADE_WEBSOCKET) {
-        protocol_too = unoffered_protocol(env, u, conn, argv[1], n);
+        protocol_too = unoffered_protocol(env, u, ex, argv[1], n);
         if (protocol_too)
             up_node_log(u->srv, "the app chose a WebSocket subprotocol the client did not offer; "
                                 "it is left out of the 101 (RFC 6455 §4.2.2)");
-        ws = up_ws_lent_start_accept(conn, &u->ws);
+        ws = up_ws_lent_start_accept(ex, &u->ws);
     } else {
-        up_sse_lent_start_accept(conn);
+        up_sse_lent_start_accept(ex);
     }
     owned_t skip = {kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned, protocol_too};
-    const char *err = up_node_fields_add(env, &u->scratch, conn, argv[1], n, skip_owned, &skip);
+    const char *err = up_node_fields_add(env, &u->scratch, ex, argv[1], n, skip_owned, &skip);
     up_node_scratch_trim(&u->scratch);
     void *user = (void *)(uintptr_t)i;
     if (err != NULL) {
         if (ws != NULL)
             up_ws_discard(ws);
-        up_response_rollback(conn);
-    } else if (kind == UP_UPGRADE_WEBSOCKET ? up_ws_lent_accept(conn, ws, &client_events, user)
-                                            : up_sse_lent_accept(conn, u->sse_heartbeat_ms,
+        up_response_rollback(ex);
+    } else if (kind == UP_UPGRADE_WEBSOCKET ? up_ws_lent_accept(ex, ws, &client_events, user)
+                                            : up_sse_lent_accept(ex, u->sse_heartbeat_ms,
                                                                  &client_events, user)) {
         err = "the upgrade cannot be written";
-        up_response_rollback(conn);
+        up_response_rollback(ex);
     }
     if (err != NULL) {
         u->clients[i].next_free = u->free_client;
@@ -285,8 +285,8 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
         return string_value(env, err);
     }
     up_node_client_t *c = &u->clients[i];
-    up_conn_retain(conn);
-    c->conn = conn;
+    up_conn_retain(ex->conn);
+    c->conn = ex->conn;
     c->kind = kind;
     up_node_exchange_finish(u->srv, slot);
     napi_create_uint32(env, token_of(u, (uint32_t)i), &result);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <time.h>
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "http1/access_log.h"
 #include "http1/http1.h"
 #include "http1/response.h"
@@ -24,14 +25,14 @@ struct pin_t;
 struct up_rb_server_t;
 struct up_rb_client_t;
 
-/* An item of the app threads' queue: a connection whose request waits (linked through
- * conn->user), or a client whose callbacks wait (client.c, linked through its job_next); bit 0
+/* An item of the app threads' queue: an exchange whose request waits (linked through
+ * ex->user), or a client whose callbacks wait (client.c, linked through its job_next); bit 0
  * tells which (set: a client). 0 is none. */
 typedef uintptr_t up_rb_job_t;
 
-static inline up_rb_job_t up_rb_job_of_conn(up_conn_t *conn)
+static inline up_rb_job_t up_rb_job_of_exchange(up_exchange_t *ex)
 {
-    return (up_rb_job_t)conn;
+    return (up_rb_job_t)ex;
 }
 
 static inline up_rb_job_t up_rb_job_of_client(struct up_rb_client_t *client)
@@ -49,9 +50,9 @@ static inline struct up_rb_client_t *up_rb_job_client(up_rb_job_t job)
     return (struct up_rb_client_t *)(job & ~(up_rb_job_t)1u);
 }
 
-static inline up_conn_t *up_rb_job_conn(up_rb_job_t job)
+static inline up_exchange_t *up_rb_job_exchange(up_rb_job_t job)
 {
-    return (up_conn_t *)job;
+    return (up_exchange_t *)job;
 }
 
 /* One app thread as the watchdog sees it (thread_pool.c, watchdog.c). */
@@ -87,7 +88,7 @@ typedef struct up_rb_server_t {
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
-    up_server_t *server;
+    up_context_t *server;
     up_server_config_t config;
     int num_threads;        /* app threads, at least 1 */
     int early_hints;        /* whether envs get rack.early_hints */
@@ -170,8 +171,8 @@ void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
 VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport);
-/* The env of the request conn holds. */
-VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn);
+/* The env of ex's request. */
+VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex);
 
 void up_rb_init_input(VALUE mUp);
 /* rack.input over the request body; detach makes it read as closed once the request is over,
@@ -181,43 +182,43 @@ VALUE up_rb_input_empty(void);
 void up_rb_input_detach(VALUE input);
 
 void up_rb_init_early_hints(VALUE mUp);
-VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_conn_t *conn);
+VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_exchange_t *ex);
 void up_rb_early_hints_detach(VALUE hints);
 
 void up_rb_init_stream(VALUE mUp);
 void up_rb_init_body(VALUE mUp);
 void up_rb_init_request_handler(VALUE mUp);
 /* The stream handed to a streaming body's call; closed? tells the body walker it is done. */
-VALUE up_rb_stream_new(up_rb_server_t *srv, up_conn_t *conn, VALUE input);
+VALUE up_rb_stream_new(up_rb_server_t *srv, up_exchange_t *ex, VALUE input);
 int up_rb_stream_closed(VALUE stream);
 void up_rb_stream_detach(VALUE stream);
 
-/* Calls the app for the request conn holds and queues its response; never raises. An app
+/* Calls the app for ex's request and queues its response; never raises. An app
  * thread, the exchange lent to it. */
-void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn);
+void up_rb_handle_request(up_rb_server_t *srv, up_exchange_t *ex);
 
 /* Writes a validated response (body.c). Returns nil, or the exception that broke it. Sets
  * *status_out and *headers_out for rack.response_finished. */
-VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response,
+VALUE up_rb_write_response(up_rb_server_t *srv, up_exchange_t *ex, VALUE env, VALUE response,
                            VALUE *status_out, VALUE *headers_out);
 
 /* Adds a Rack headers Hash to the response being started: "rack." keys are skipped, Array
  * values and "\n"-joined Rack 2 values become one field line each. Returns 0, or -1 with a
  * message saying what was invalid. */
-int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message);
+int up_rb_add_headers(up_exchange_t *ex, VALUE headers, VALUE *message);
 /* The same, leaving out the fields named in skip (lower case, NULL-terminated). */
-int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
+int up_rb_add_headers_except(up_exchange_t *ex, VALUE headers, const char *const *skip,
                              VALUE *message);
 
 /* Queues one body part (a String): a copy, or a reference to a large one. Returns 0, or -1
  * when the client is gone. */
-int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part);
+int up_rb_queue_part(up_rb_server_t *srv, up_exchange_t *ex, VALUE part);
 /* Hands what the response staged to the loop, writing it at once when this thread can own the
  * loop. Returns 0, or -1 when the client is gone. */
-int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn);
+int up_rb_hand_over(up_rb_server_t *srv, up_exchange_t *ex);
 /* The same; then, past the backlog limit, waits for the client to take some (back-pressure on
  * this producer only). */
-int up_rb_send(up_rb_server_t *srv, up_conn_t *conn);
+int up_rb_send(up_rb_server_t *srv, up_exchange_t *ex);
 
 /* App threads not asleep waiting to be promoted, counting those promoted and not yet up;
  * queue_lock held. */
@@ -283,9 +284,9 @@ void up_rb_pool_wake_main(up_rb_server_t *srv);
 void up_rb_watchdog_start(up_rb_server_t *srv);
 void up_rb_watchdog_stop(up_rb_server_t *srv);
 
-/* A line in the access log (engine/http1/access_log.h) for the exchange conn has, which the thread
+/* A line in the access log (engine/http1/access_log.h) for the exchange ex, which the thread
  * that ran it began at started_ns, and its count in the metrics; each only when on. */
-void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns);
+void up_rb_access_log_request(up_rb_server_t *srv, up_exchange_t *ex, uint64_t started_ns);
 /* Whether a request's start time is wanted (access log or metrics). */
 #define up_rb_times_requests(srv) ((srv)->access_log.fd >= 0 || (srv)->metrics.enabled)
 /* Server#stats' part from the metrics (metrics.c). */
@@ -294,7 +295,7 @@ void up_rb_metrics_add_stats(const up_rb_metrics_t *m, VALUE h);
 /* The engine's static file handler from Server.new's static: Hash (static.c); raises
  * ArgumentError. on_served is the engine's callback for the requests it answers. */
 struct up_static_t *up_rb_static_new(VALUE config);
-void up_rb_on_served(up_conn_t *conn, void *user);
+void up_rb_on_served(up_exchange_t *ex, void *user);
 
 void up_rb_init_turn(void);
 void up_rb_init_server(VALUE mUp);
@@ -302,16 +303,16 @@ up_rb_server_t *up_rb_server_get(VALUE self);
 
 /* ---- rack.hijack and the 101 + callable body (hijack.c) ---- */
 void up_rb_init_hijack(VALUE mUp);
-/* env["rack.hijack"] for the request conn holds, told its env once built; detach: the request
+/* env["rack.hijack"] for ex's request, told its env once built; detach: the request
  * is over (a later call raises). */
-VALUE up_rb_hijack_new(up_rb_server_t *srv, up_conn_t *conn);
+VALUE up_rb_hijack_new(up_rb_server_t *srv, up_exchange_t *ex);
 void up_rb_hijack_set_env(VALUE hijack, VALUE env);
 void up_rb_hijack_detach(VALUE hijack);
 /* After the app's call: if it took the socket (full hijack), or its response hands the
  * connection to a callable (a partial hijack, or 101 with a callable body), does what is left
  * (the head, the hand-over, the call), closes the body, sets the outs (*error_out only on an
  * error) and returns 1; else 0 and the response is written as usual. */
-int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VALUE response,
+int up_rb_hijack_respond(up_rb_server_t *srv, up_exchange_t *ex, VALUE hijack, VALUE response,
                          VALUE env, VALUE *status_out, VALUE *headers_out, VALUE *error_out);
 /* ---- end of hijack.c ---- */
 
@@ -324,7 +325,7 @@ struct up_tls_context_t *up_rb_tls_context_get(VALUE obj);
 /* After the app's call: if it took the upgrade its request asked for (env["rack.upgrade"] and a
  * status below 300), answers it (101, or an event stream's head), calls the body's close and
  * returns 1; else 0 and the response is the app's to write. */
-int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response);
+int up_rb_upgrade(up_rb_server_t *srv, up_exchange_t *ex, VALUE env, VALUE response);
 /* Where the app threads' queue links a client (thread_pool.c); under queue_lock. */
 up_rb_job_t *up_rb_client_job_link(struct up_rb_client_t *client);
 /* Runs a client's waiting callbacks (an app thread, with the GVL). */

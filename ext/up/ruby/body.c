@@ -35,33 +35,33 @@ static void *write_posted(void *arg)
     return NULL;
 }
 
-int up_rb_hand_over(up_rb_server_t *srv, up_conn_t *conn)
+int up_rb_hand_over(up_rb_server_t *srv, up_exchange_t *ex)
 {
     /* Posted while this thread holds the GVL, which orders the threads writing one stream;
      * then written by this thread when no other runs the loop (with one app thread, nobody
      * else would while the body makes its next part), else by the one that does. */
-    int wake = up_response_post(conn);
+    int wake = up_response_post(ex);
     if (wake < 0)
         return -1;
     if (!up_rb_with_loop(srv, write_posted, srv) && wake)
         up_loop_wake(srv->loop);
-    return up_conn_any_broken(conn) ? -1 : 0;
+    return up_conn_any_broken(ex->conn) ? -1 : 0;
 }
 
-int up_rb_send(up_rb_server_t *srv, up_conn_t *conn)
+int up_rb_send(up_rb_server_t *srv, up_exchange_t *ex)
 {
-    if (up_rb_hand_over(srv, conn) != 0)
+    if (up_rb_hand_over(srv, ex) != 0)
         return -1;
-    if (up_conn_any_backlog(conn) <= UP_CONN_BACKLOG_LIMIT)
+    if (up_conn_any_backlog(ex->conn) <= UP_CONN_BACKLOG_LIMIT)
         return 0;
     /* Back-pressure on this producer only. */
-    return up_rb_pool_wait_drain(srv, conn);
+    return up_rb_pool_wait_drain(srv, ex->conn);
 }
 
 /* ---------------------------------------------------------------- headers */
 
 typedef struct header_ctx_t {
-    up_conn_t *conn;
+    up_exchange_t *ex;
     const char *const *skip; /* lower-case names not to send, NULL-terminated; NULL for none */
     const up_file_response_t *file; /* a file response: the fields it keeps; NULL for none */
     VALUE message;
@@ -99,7 +99,7 @@ static int add_value(header_ctx_t *ctx, VALUE name, VALUE value)
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *stop = nl != NULL ? nl : end;
         up_response_error_t err = up_response_add_header(
-            ctx->conn, RSTRING_PTR(name), (size_t)RSTRING_LEN(name), p, (size_t)(stop - p));
+            ctx->ex, RSTRING_PTR(name), (size_t)RSTRING_LEN(name), p, (size_t)(stop - p));
         if (err == UP_RESPONSE_E_BAD_HEADER_NAME) {
             ctx->message = rb_sprintf("invalid response header name %+" PRIsVALUE, name);
             return -1;
@@ -149,9 +149,9 @@ static int header_i(VALUE name, VALUE value, VALUE arg)
     return add_value(ctx, name, value) == 0 ? ST_CONTINUE : ST_STOP;
 }
 
-int up_rb_add_headers(up_conn_t *conn, VALUE headers, VALUE *message)
+int up_rb_add_headers(up_exchange_t *ex, VALUE headers, VALUE *message)
 {
-    return up_rb_add_headers_except(conn, headers, NULL, message);
+    return up_rb_add_headers_except(ex, headers, NULL, message);
 }
 
 static int add_headers(header_ctx_t ctx, VALUE headers, VALUE *message)
@@ -168,10 +168,10 @@ static int add_headers(header_ctx_t ctx, VALUE headers, VALUE *message)
     return -1;
 }
 
-int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *skip,
+int up_rb_add_headers_except(up_exchange_t *ex, VALUE headers, const char *const *skip,
                              VALUE *message)
 {
-    header_ctx_t ctx = {conn, skip, NULL, Qnil, NULL};
+    header_ctx_t ctx = {ex, skip, NULL, Qnil, NULL};
     return add_headers(ctx, headers, message);
 }
 
@@ -182,7 +182,7 @@ int up_rb_add_headers_except(up_conn_t *conn, VALUE headers, const char *const *
 
 typedef struct walk_t {
     up_rb_server_t *srv;
-    up_conn_t *conn;
+    up_exchange_t *ex;
     VALUE env;
     VALUE body;
     VALUE stream;
@@ -195,23 +195,23 @@ static void check_part(VALUE part)
                  rb_obj_class(part));
 }
 
-int up_rb_queue_part(up_rb_server_t *srv, up_conn_t *conn, VALUE part)
+int up_rb_queue_part(up_rb_server_t *srv, up_exchange_t *ex, VALUE part)
 {
     size_t len = (size_t)RSTRING_LEN(part);
     up_response_error_t err;
-    if (len >= SHARE_MIN && !conn->res->head_only && !conn->res->no_body) {
+    if (len >= SHARE_MIN && !ex->res->head_only && !ex->res->no_body) {
         up_shared_t *shared = up_rb_shared_string(srv, part);
-        err = up_response_write_shared(conn, shared, 0, len);
+        err = up_response_write_shared(ex, shared, 0, len);
         up_shared_release(shared);
     } else {
-        err = up_response_write(conn, RSTRING_PTR(part), len);
+        err = up_response_write(ex, RSTRING_PTR(part), len);
     }
     return err == UP_RESPONSE_OK ? 0 : -1;
 }
 
 static void queue_part(walk_t *w, VALUE part)
 {
-    if (up_rb_queue_part(w->srv, w->conn, part) != 0)
+    if (up_rb_queue_part(w->srv, w->ex, part) != 0)
         rb_raise(eClientDisconnected, "the client closed the connection");
 }
 
@@ -222,7 +222,7 @@ static VALUE each_part(RB_BLOCK_CALL_FUNC_ARGLIST(part, arg))
     queue_part(w, part);
     /* Each part goes out as it is made (SSE, long polling, progress), not when the body ends;
      * parts made within one loop turn still leave in one write. */
-    if (up_rb_send(w->srv, w->conn) != 0)
+    if (up_rb_send(w->srv, w->ex) != 0)
         rb_raise(eClientDisconnected, "the client closed the connection");
     return Qnil;
 }
@@ -245,7 +245,7 @@ static void send_parts(walk_t *w, VALUE parts)
     int64_t total = parts_length(parts);
     for (long i = 0; total < 0 && i < RARRAY_LEN(parts); i++)
         check_part(RARRAY_AREF(parts, i));
-    up_response_end_head(w->conn, total);
+    up_response_end_head(w->ex, total);
     for (long i = 0; i < RARRAY_LEN(parts); i++)
         queue_part(w, RARRAY_AREF(parts, i));
 }
@@ -279,13 +279,13 @@ static VALUE detach_stream(VALUE arg)
 /* Sends the body by the fastest route it offers. Raises on anything invalid. */
 static void send_body(walk_t *w)
 {
-    up_conn_t *conn = w->conn;
+    up_exchange_t *ex = w->ex;
     VALUE body = w->body;
-    if (conn->res->no_body || conn->res->head_only) {
+    if (ex->res->no_body || ex->res->head_only) {
         /* HEAD gets the length GET would have, when that is known without running the body
          * (an Array, or a wrapper that can be one: Rack::BodyProxy, Rack::Lint). */
-        VALUE parts = conn->res->head_only ? body_parts(body) : Qnil;
-        up_response_end_head(conn, NIL_P(parts) ? -1 : parts_length(parts));
+        VALUE parts = ex->res->head_only ? body_parts(body) : Qnil;
+        up_response_end_head(ex, NIL_P(parts) ? -1 : parts_length(parts));
         return;
     }
     VALUE parts = body_parts(body);
@@ -294,13 +294,13 @@ static void send_body(walk_t *w)
         return;
     }
     if (rb_respond_to(body, id_each)) {
-        up_response_end_head(conn, -1);
+        up_response_end_head(ex, -1);
         rb_block_call(body, id_each, 0, NULL, each_part, (VALUE)w);
         return;
     }
     if (rb_respond_to(body, id_call)) {
-        up_response_end_head(conn, -1);
-        w->stream = up_rb_stream_new(w->srv, conn, rb_hash_aref(w->env, up_rb_key_rack_input));
+        up_response_end_head(ex, -1);
+        w->stream = up_rb_stream_new(w->srv, ex, rb_hash_aref(w->env, up_rb_key_rack_input));
         rb_ensure(run_stream, (VALUE)w, detach_stream, (VALUE)w);
         return;
     }
@@ -373,7 +373,7 @@ static up_slice_t field(VALUE headers, VALUE key)
  * file, 500 otherwise. */
 static int send_file(write_t *wr, int code, VALUE path, int from_field)
 {
-    up_conn_t *conn = wr->walk.conn;
+    up_exchange_t *ex = wr->walk.ex;
     if (!RB_TYPE_P(path, T_STRING)) {
         if (from_field)
             rb_raise(eInvalidResponse, "x-sendfile is a %" PRIsVALUE ", not a String",
@@ -389,7 +389,7 @@ static int send_file(write_t *wr, int code, VALUE path, int from_field)
                                     rb_sprintf("x-sendfile %+" PRIsVALUE ": %s", path, strerror(e))),
                      wr->walk.env);
         int missing = e == ENOENT || e == ENOTDIR;
-        up_response_send_simple(conn, missing ? 404 : 500,
+        up_response_send_simple(ex, missing ? 404 : 500,
                                 missing ? "Not Found" : "Internal Server Error", 0);
         return 1;
     }
@@ -401,13 +401,13 @@ static int send_file(write_t *wr, int code, VALUE path, int from_field)
         app.last_modified = field(headers, key_last_modified);
         app.content_encoding = field(headers, key_content_encoding);
     }
-    up_file_response_plan(&wr->file, &conn->req->head, &app, time(NULL));
-    up_response_start(conn, wr->file.status);
-    header_ctx_t ctx = {conn, NULL, &wr->file, Qnil, NULL};
+    up_file_response_plan(&wr->file, &ex->req->head, &app, time(NULL));
+    up_response_start(ex, wr->file.status);
+    header_ctx_t ctx = {ex, NULL, &wr->file, Qnil, NULL};
     VALUE message = Qnil;
     if (add_headers(ctx, headers, &message) != 0)
         rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
-    up_file_response_send(&wr->file, conn);
+    up_file_response_send(&wr->file, ex);
     return 1;
 }
 
@@ -433,7 +433,7 @@ static VALUE write_all(VALUE arg)
     for (;;) {
         if (!NIL_P(path) && send_file(wr, code, path, from_field))
             return Qnil;
-        up_response_start(wr->walk.conn, code);
+        up_response_start(wr->walk.ex, code);
         /* Rack 3 names fields in lower case, and the lookup above is that fast one; a Rack 2
          * app spells it X-Sendfile, and field names are case-insensitive (RFC 9110 §5.1), as
          * nginx, Apache and lighttpd read their backends' X-Sendfile and X-Accel-Redirect.
@@ -441,18 +441,18 @@ static VALUE write_all(VALUE arg)
          * head staged so far is dropped and the response made again from the file. */
         VALUE other = Qnil;
         VALUE message = Qnil;
-        header_ctx_t ctx = {wr->walk.conn, from_field ? no_sendfile : NULL, NULL, Qnil,
+        header_ctx_t ctx = {wr->walk.ex, from_field ? no_sendfile : NULL, NULL, Qnil,
                             from_field ? NULL : &other};
         if (add_headers(ctx, wr->headers, &message) != 0)
             rb_exc_raise(rb_exc_new_str(eInvalidResponse, message));
         if (NIL_P(other))
             break;
-        up_response_rollback(wr->walk.conn);
+        up_response_rollback(wr->walk.ex);
         from_field = 1;
         path = code == 204 || code == 304 ? Qnil : other;
     }
     send_body(&wr->walk);
-    up_response_finish(wr->walk.conn);
+    up_response_finish(wr->walk.ex);
     return Qnil;
 }
 
@@ -480,10 +480,10 @@ static VALUE protect(VALUE (*f)(VALUE), VALUE arg)
     return err;
 }
 
-VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response,
+VALUE up_rb_write_response(up_rb_server_t *srv, up_exchange_t *ex, VALUE env, VALUE response,
                            VALUE *status_out, VALUE *headers_out)
 {
-    write_t wr = {{srv, conn, env, Qnil, Qnil}, response, Qnil, Qnil, {0}};
+    write_t wr = {{srv, ex, env, Qnil, Qnil}, response, Qnil, Qnil, {0}};
     VALUE err = protect(write_all, (VALUE)&wr);
     up_file_response_release(&wr.file); /* when something raised before it was sent */
     *status_out = wr.status;
@@ -497,9 +497,9 @@ VALUE up_rb_write_response(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALU
         return Qnil;
     if (!rb_obj_is_kind_of(err, eClientDisconnected))
         up_rb_report(srv, err, env);
-    if (up_response_rollback(conn) && !up_conn_any_broken(conn)) {
+    if (up_response_rollback(ex) && !up_conn_any_broken(ex->conn)) {
         int is_invalid = rb_obj_is_kind_of(err, eInvalidResponse);
-        up_response_send_simple(conn, 500,
+        up_response_send_simple(ex, 500,
                                 is_invalid ? "Internal Server Error: the app's response was invalid"
                                            : "Internal Server Error",
                                 0);

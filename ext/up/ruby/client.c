@@ -388,12 +388,12 @@ static const char *const sse_owned[] = {"content-type", "content-length", "trans
 
 /* Whether the subprotocol the app chose, if any, is one the client offered: RFC 6455 §4.2.2
  * lets the server pick only among those (a client fails the connection otherwise). */
-static int subprotocol_offered(up_conn_t *conn, VALUE headers)
+static int subprotocol_offered(up_exchange_t *ex, VALUE headers)
 {
     VALUE chosen = RB_TYPE_P(headers, T_HASH) ? rb_hash_lookup2(headers, str_protocol, Qnil) : Qnil;
     if (!RB_TYPE_P(chosen, T_STRING))
         return 1;
-    const up_http1_request_t *head = &conn->req->head;
+    const up_http1_request_t *head = &ex->req->head;
     for (size_t i = 0; i < head->num_headers; i++) {
         const up_http1_header_t *h = &head->headers[i];
         if (h->name.len == 22 && strncasecmp(h->name.base, "sec-websocket-protocol", 22) == 0 &&
@@ -403,7 +403,7 @@ static int subprotocol_offered(up_conn_t *conn, VALUE headers)
     return 0;
 }
 
-static VALUE new_client(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE handler,
+static VALUE new_client(up_rb_server_t *srv, up_exchange_t *ex, VALUE env, VALUE handler,
                         up_upgrade_kind_t protocol)
 {
     up_rb_client_t *c;
@@ -435,9 +435,9 @@ up_rb_client_t *up_rb_server_client(up_rb_server_t *srv)
     return get(srv->server_client);
 }
 
-int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE response)
+int up_rb_upgrade(up_rb_server_t *srv, up_exchange_t *ex, VALUE env, VALUE response)
 {
-    up_upgrade_kind_t kind = conn->req->upgrade;
+    up_upgrade_kind_t kind = ex->req->upgrade;
     if (kind == UP_UPGRADE_NONE)
         return 0;
     VALUE handler = rb_hash_lookup2(env, up_rb_key_rack_upgrade, Qnil);
@@ -446,40 +446,40 @@ int up_rb_upgrade(up_rb_server_t *srv, up_conn_t *conn, VALUE env, VALUE respons
     VALUE status = RARRAY_AREF(response, 0);
     if (!FIXNUM_P(status) || FIX2LONG(status) < 0 || FIX2LONG(status) >= 300)
         return 0; /* a refused upgrade: the app's response goes as it is */
-    VALUE self = new_client(srv, conn, env, handler, kind);
+    VALUE self = new_client(srv, ex, env, handler, kind);
     up_rb_client_t *c = get(self);
     up_ws_t *ws = NULL;
     if (kind == UP_UPGRADE_WEBSOCKET)
-        ws = up_ws_lent_start_accept(conn, &srv->ws_settings);
+        ws = up_ws_lent_start_accept(ex, &srv->ws_settings);
     else
-        up_sse_lent_start_accept(conn);
+        up_sse_lent_start_accept(ex);
     VALUE message = Qnil;
     const char *const *owned = kind == UP_UPGRADE_WEBSOCKET ? ws_owned : sse_owned;
-    if (kind == UP_UPGRADE_WEBSOCKET && !subprotocol_offered(conn, RARRAY_AREF(response, 1))) {
+    if (kind == UP_UPGRADE_WEBSOCKET && !subprotocol_offered(ex, RARRAY_AREF(response, 1))) {
         up_rb_on_log("the app chose a WebSocket subprotocol the client did not offer; it is left "
                      "out of the 101 (RFC 6455 §4.2.2)",
                      srv);
         owned = ws_owned_and_protocol;
     }
-    if (up_rb_add_headers_except(conn, RARRAY_AREF(response, 1), owned, &message) != 0) {
+    if (up_rb_add_headers_except(ex, RARRAY_AREF(response, 1), owned, &message) != 0) {
         if (ws != NULL)
             up_ws_discard(ws);
-        up_response_rollback(conn);
+        up_response_rollback(ex);
         up_rb_report(srv, rb_exc_new_str(rb_eRuntimeError, message), env);
-        up_response_send_simple(conn, 500, "Internal Server Error: the app's response was invalid",
+        up_response_send_simple(ex, 500, "Internal Server Error: the app's response was invalid",
                                 1);
         c->closed = 1;
         return 1;
     }
     int r = kind == UP_UPGRADE_WEBSOCKET
-                ? up_ws_lent_accept(conn, ws, &events, c)
-                : up_sse_lent_accept(conn, srv->sse_heartbeat_ms, &events, c);
+                ? up_ws_lent_accept(ex, ws, &events, c)
+                : up_sse_lent_accept(ex, srv->sse_heartbeat_ms, &events, c);
     if (r != 0) {
         c->closed = 1;
         return 1;
     }
-    up_conn_retain(conn);
-    c->conn = conn;
+    up_conn_retain(ex->conn);
+    c->conn = ex->conn;
     atomic_fetch_add(kind == UP_UPGRADE_WEBSOCKET ? &srv->websockets_open : &srv->sse_open, 1);
     c->next = srv->clients;
     if (srv->clients != NULL)

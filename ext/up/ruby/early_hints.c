@@ -6,7 +6,7 @@
 
 typedef struct hints_t {
     up_rb_server_t *srv;
-    up_conn_t *conn; /* NULL once the request is over */
+    up_exchange_t *ex; /* NULL once the request is over */
 } hints_t;
 
 static VALUE cEarlyHints;
@@ -23,12 +23,12 @@ static const rb_data_type_t hints_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
-VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_conn_t *conn)
+VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_exchange_t *ex)
 {
     hints_t *h;
     VALUE obj = TypedData_Make_Struct(cEarlyHints, hints_t, &hints_type, h);
     h->srv = srv;
-    h->conn = conn;
+    h->ex = ex;
     return obj;
 }
 
@@ -36,25 +36,25 @@ void up_rb_early_hints_detach(VALUE obj)
 {
     if (NIL_P(obj)) /* early hints turned off: the env had none */
         return;
-    ((hints_t *)rb_check_typeddata(obj, &hints_type))->conn = NULL;
+    ((hints_t *)rb_check_typeddata(obj, &hints_type))->ex = NULL;
 }
 
 static VALUE EarlyHints_call(VALUE self, VALUE headers)
 {
     hints_t *h = rb_check_typeddata(self, &hints_type);
-    up_conn_t *conn = h->conn;
+    up_exchange_t *ex = h->ex;
     Check_Type(headers, T_HASH);
-    if (conn == NULL || conn->req->head.minor_version == 0 || up_conn_any_broken(conn) ||
-        (conn->res->started && !conn->res->finished) || conn->res->head_done)
+    if (ex == NULL || ex->req->head.minor_version == 0 || up_conn_any_broken(ex->conn) ||
+        (ex->res->started && !ex->res->finished) || ex->res->head_done)
         return Qnil;
-    up_response_start(conn, 103);
+    up_response_start(ex, 103);
     VALUE message = Qnil;
-    if (up_rb_add_headers(conn, headers, &message) != 0) {
-        up_response_rollback(conn);
+    if (up_rb_add_headers(ex, headers, &message) != 0) {
+        up_response_rollback(ex);
         rb_raise(rb_eArgError, "rack.early_hints: %" PRIsVALUE, message);
     }
-    up_response_end_head(conn, -1);
-    up_rb_hand_over(h->srv, conn);
+    up_response_end_head(ex, -1);
+    up_rb_hand_over(h->srv, ex);
     return Qnil;
 }
 

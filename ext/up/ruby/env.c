@@ -259,31 +259,31 @@ static void add_underscored_headers(VALUE env, const up_http1_request_t *head)
     }
 }
 
-static void put_server_name(pairs_t *p, up_conn_t *conn)
+static void put_server_name(pairs_t *p, up_exchange_t *ex)
 {
-    const up_http1_request_t *head = &conn->req->head;
+    const up_http1_request_t *head = &ex->req->head;
     up_slice_t host, port;
     if (head->host.len == 0) {
-        put(p, key_server_name, rb_str_new_cstr(conn->listener->host));
-        put(p, key_server_port, rb_str_new_cstr(conn->listener->port));
+        put(p, key_server_name, rb_str_new_cstr(ex->conn->listener->host));
+        put(p, key_server_port, rb_str_new_cstr(ex->conn->listener->port));
         return;
     }
     up_http1_split_authority(head->host, &host, &port);
     put(p, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
     put(p, key_server_port,
-        port.len > 0 ? slice_str(port) : conn->transport->secure ? str_port443 : str_port80);
+        port.len > 0 ? slice_str(port) : ex->conn->transport->secure ? str_port443 : str_port80);
 }
 
 /* Pairs besides the template's and the headers'. */
 #define REQUEST_PAIRS 16
 
-VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
+VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
 {
-    const up_request_t *req = conn->req;
+    const up_request_t *req = ex->req;
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
     pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
-    int hijackable = conn->transport->detach != NULL;
+    int hijackable = ex->conn->transport->detach != NULL;
 
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
@@ -291,8 +291,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     put(&p, key_request_path, slice_str(head->path));
     put(&p, key_query_string, head->query.len > 0 ? slice_str(head->query) : str_empty);
     put(&p, key_request_uri, slice_str(head->target));
-    put(&p, key_remote_addr, rb_str_new_cstr(conn->remote_addr));
-    put_server_name(&p, conn);
+    put(&p, key_remote_addr, rb_str_new_cstr(ex->conn->remote_addr));
+    put_server_name(&p, ex);
     if (head->chunked) {
         /* The decoded length is known once the body is in; tell the app. */
         char digits[24];
@@ -302,11 +302,11 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
     put(&p, up_rb_key_rack_input,
         req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
     if (srv->early_hints)
-        put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, conn));
+        put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, ex));
     put(&p, up_rb_key_response_finished, rb_ary_new());
     VALUE hijack = Qnil;
     if (hijackable) {
-        hijack = up_rb_hijack_new(srv, conn); /* full hijack (hijack.c) */
+        hijack = up_rb_hijack_new(srv, ex); /* full hijack (hijack.c) */
         put(&p, up_rb_key_rack_hijack, hijack);
     }
     /* docs/websockets.md: present on every request, nil when it cannot upgrade. */
@@ -320,7 +320,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_conn_t *conn)
         put(&p, key_http_host, slice_str(head->host));
     }
 
-    VALUE env = rb_hash_dup(conn->transport == &up_transport_tls ? srv->env_template_tls : srv->env_template);
+    VALUE env = rb_hash_dup(ex->conn->transport == &up_transport_tls ? srv->env_template_tls
+                                                                    : srv->env_template);
     rb_hash_bulk_insert(p.n, p.v, env);
     ALLOCV_END(tmp);
     if (hijackable)

@@ -12,7 +12,7 @@
  *
  * In each case the socket is a Ruby IO (TCPSocket, or UNIXSocket on a Unix listener) that the
  * app owns and closes. The engine hands it over only once everything queued before it is on the
- * wire (conn.h, "Hijack"), so the head of a partial hijack or a 101 always precedes the app's
+ * wire (ex.h, "Hijack"), so the head of a partial hijack or a 101 always precedes the app's
  * first byte. Bytes the client sent after the request (pipelined, or the new protocol's first
  * ones) came on that socket, so they are the app's: they wait in the IO's read buffer
  * (ungetbyte), where read, readpartial, read_nonblock, gets and IO.select find them. A reader
@@ -35,7 +35,7 @@
 
 typedef struct hijack_t {
     up_rb_server_t *srv;
-    up_conn_t *conn; /* NULL once the request is over */
+    up_exchange_t *ex; /* NULL once the request is over */
     VALUE env;
     VALUE io;        /* the socket, once the app took it (nil before) */
 } hijack_t;
@@ -73,12 +73,12 @@ static const rb_data_type_t hijack_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
-VALUE up_rb_hijack_new(up_rb_server_t *srv, up_conn_t *conn)
+VALUE up_rb_hijack_new(up_rb_server_t *srv, up_exchange_t *ex)
 {
     hijack_t *h;
     VALUE obj = TypedData_Make_Struct(cHijack, hijack_t, &hijack_type, h);
     h->srv = srv;
-    h->conn = conn;
+    h->ex = ex;
     h->env = Qnil;
     h->io = Qnil;
     return obj;
@@ -94,7 +94,7 @@ void up_rb_hijack_detach(VALUE obj)
     if (!RB_TYPE_P(obj, T_DATA) || !rb_typeddata_is_kind_of(obj, &hijack_type))
         return;
     hijack_t *h = RTYPEDDATA_DATA(obj);
-    h->conn = NULL;
+    h->ex = NULL;
     h->env = Qnil;
 }
 
@@ -102,7 +102,7 @@ void up_rb_hijack_detach(VALUE obj)
 
 typedef struct wait_t {
     up_rb_server_t *srv;
-    up_conn_t *conn;
+    up_exchange_t *ex;
     atomic_int cancelled; /* set by the unblocking function, read by the waiter */
 } wait_t;
 
@@ -113,7 +113,7 @@ static void *turn_nogvl(void *arg)
     wait_t *w = arg;
     up_conn_loop_take_mail(w->srv->server);
     up_rb_pool_publish(w->srv);
-    up_conn_state_t state = up_conn_any_state(w->conn);
+    up_conn_state_t state = up_conn_any_state(w->ex->conn);
     if (state == UP_CONN_LENT || state == UP_CONN_LENT_HIJACKING)
         up_rb_turn(w->srv, -1);
     return NULL;
@@ -122,7 +122,7 @@ static void *turn_nogvl(void *arg)
 static void *wait_nogvl(void *arg)
 {
     wait_t *w = arg;
-    up_conn_lent_wait_hijack(w->conn, &w->cancelled);
+    up_conn_lent_wait_hijack(w->ex->conn, &w->cancelled);
     return NULL;
 }
 
@@ -130,23 +130,23 @@ static void wait_unblock(void *arg)
 {
     wait_t *w = arg;
     atomic_store(&w->cancelled, 1);
-    up_conn_any_cancel_waits(w->conn);
+    up_conn_any_cancel_waits(w->ex->conn);
 }
 
 /* Asks the engine for the socket of the lent exchange and waits until what is queued before
  * it (a response head) is written. Returns the fd, now the caller's, or -1 when the client is
  * gone. May raise (the thread interrupted): the socket, if it comes, is closed when the
  * exchange is returned. */
-static int hand_over(up_rb_server_t *srv, up_conn_t *conn)
+static int hand_over(up_rb_server_t *srv, up_exchange_t *ex)
 {
-    int wake = up_response_hijack(conn);
+    int wake = up_response_hijack(ex);
     if (wake < 0)
         return -1;
     for (;;) {
-        int fd = up_conn_lent_take_socket(conn);
+        int fd = up_conn_lent_take_socket(ex->conn);
         if (fd != -2)
             return fd;
-        wait_t w = {srv, conn, 0};
+        wait_t w = {srv, ex, 0};
         /* The loop is run by whoever can: this thread when no other does (then no wake-up is
          * owed: it takes the mail itself), else this thread waits for the one that does. */
         if (up_rb_with_loop(srv, turn_nogvl, &w)) {
@@ -161,7 +161,7 @@ static int hand_over(up_rb_server_t *srv, up_conn_t *conn)
         if (atomic_load(&srv->finished)) {
             /* No turn will come any more: what the loop has not handed over by now closes
              * when the exchange is returned. */
-            fd = up_conn_lent_take_socket(conn);
+            fd = up_conn_lent_take_socket(ex->conn);
             return fd >= 0 ? fd : -1;
         }
     }
@@ -180,7 +180,7 @@ static VALUE wrap_fd(VALUE arg)
 
 /* The socket as a Ruby IO the app owns, holding the bytes the client sent after the request in
  * its read buffer. Raises (and closes fd) if Ruby cannot wrap it. */
-static VALUE socket_io(up_conn_t *conn, int fd)
+static VALUE socket_io(up_exchange_t *ex, int fd)
 {
     struct sockaddr_storage addr;
     socklen_t len = sizeof(addr);
@@ -193,19 +193,19 @@ static VALUE socket_io(up_conn_t *conn, int fd)
         close(fd);
         rb_jump_tag(state);
     }
-    up_slice_t unread = up_http1_lent_unread(conn);
+    up_slice_t unread = up_http1_lent_unread(ex);
     if (unread.len > 0)
         rb_funcall(io, id_ungetbyte, 1, rb_str_new(unread.base, (long)unread.len));
     return io;
 }
 
 /* The socket of the lent exchange as an IO; raises IOError when the client is gone. */
-static VALUE take_io(up_rb_server_t *srv, up_conn_t *conn)
+static VALUE take_io(up_rb_server_t *srv, up_exchange_t *ex)
 {
-    int fd = hand_over(srv, conn);
+    int fd = hand_over(srv, ex);
     if (fd < 0)
         rb_raise(eClientDisconnected, "the client closed the connection");
-    return socket_io(conn, fd);
+    return socket_io(ex, fd);
 }
 
 /* env["rack.hijack"].call: a full hijack. Calling it again returns the same IO. */
@@ -214,14 +214,14 @@ static VALUE Hijack_call(VALUE self)
     hijack_t *h = rb_check_typeddata(self, &hijack_type);
     if (!NIL_P(h->io))
         return h->io;
-    up_conn_t *conn = h->conn;
-    if (conn == NULL)
+    up_exchange_t *ex = h->ex;
+    if (ex == NULL)
         rb_raise(rb_eIOError, "rack.hijack called after the request was over");
-    const up_response_state_t *res = conn->res;
+    const up_response_state_t *res = ex->res;
     /* SPEC: before any headers are written. An interim 103 is over and done with. */
     if (res->head_done || (res->started && !res->finished))
         rb_raise(rb_eIOError, "rack.hijack called after the response began");
-    h->io = take_io(h->srv, conn);
+    h->io = take_io(h->srv, ex);
     /* Rack 2 apps read the IO from here after the call (Action Cable still falls back to it). */
     if (!NIL_P(h->env))
         rb_hash_aset(h->env, key_hijack_io, h->io);
@@ -254,7 +254,7 @@ static void close_quietly(up_rb_server_t *srv, VALUE obj, VALUE env)
 
 typedef struct respond_t {
     up_rb_server_t *srv;
-    up_conn_t *conn;
+    up_exchange_t *ex;
     VALUE env, status, headers, body, callable, io;
     int code;
 } respond_t;
@@ -280,26 +280,26 @@ static VALUE hijack_callable(VALUE status, VALUE headers, VALUE body, int *code)
 static VALUE respond_with_socket(VALUE arg)
 {
     respond_t *r = (respond_t *)arg;
-    up_conn_t *conn = r->conn;
-    up_response_start(conn, r->code);
+    up_exchange_t *ex = r->ex;
+    up_response_start(ex, r->code);
     VALUE message = Qnil;
-    if (up_rb_add_headers(conn, r->headers, &message) != 0) {
-        up_response_rollback(conn);
-        up_response_send_simple(conn, 500, "Internal Server Error: the app's response was invalid",
+    if (up_rb_add_headers(ex, r->headers, &message) != 0) {
+        up_response_rollback(ex);
+        up_response_send_simple(ex, 500, "Internal Server Error: the app's response was invalid",
                                 1);
         rb_exc_raise(rb_exc_new_str(rb_eArgError, message));
     }
     /* The app frames what it writes, or the close ends it: no length or chunks of ours, unless
      * the app gave a content-length itself, and never another request on this connection (a
      * 101 keeps the app's connection: upgrade). */
-    conn->res->keep_alive = 0;
-    up_response_end_head(conn, conn->res->content_length >= 0 ? -1 : UP_RESPONSE_OPEN_STREAM);
-    r->io = take_io(r->srv, conn);
+    ex->res->keep_alive = 0;
+    up_response_end_head(ex, ex->res->content_length >= 0 ? -1 : UP_RESPONSE_OPEN_STREAM);
+    r->io = take_io(r->srv, ex);
     rb_funcall(r->callable, id_call, 1, r->io);
     return Qnil;
 }
 
-int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VALUE response,
+int up_rb_hijack_respond(up_rb_server_t *srv, up_exchange_t *ex, VALUE hijack, VALUE response,
                          VALUE env, VALUE *status_out, VALUE *headers_out, VALUE *error_out)
 {
     if (!RB_TYPE_P(response, T_ARRAY) || RARRAY_LEN(response) != 3)
@@ -308,13 +308,13 @@ int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VAL
           body = RARRAY_AREF(response, 2);
     int full = RB_TYPE_P(hijack, T_DATA) && rb_typeddata_is_kind_of(hijack, &hijack_type) &&
                !NIL_P(((hijack_t *)RTYPEDDATA_DATA(hijack))->io);
-    respond_t r = {srv, conn, env, status, headers, body, Qnil, Qnil, 0};
+    respond_t r = {srv, ex, env, status, headers, body, Qnil, Qnil, 0};
     if (!full) {
         r.callable = hijack_callable(status, headers, body, &r.code);
         if (NIL_P(r.callable))
             return 0;
         int state = 0;
-        if (conn->transport->detach == NULL) {
+        if (ex->conn->transport->detach == NULL) {
             /* TLS: the socket carries records only the engine can read (env.c offers no
              * hijack there); the app answered as if it could, which is its error. */
             VALUE err = rb_exc_new_cstr(rb_eNotImpError,
@@ -322,7 +322,7 @@ int up_rb_hijack_respond(up_rb_server_t *srv, up_conn_t *conn, VALUE hijack, VAL
                                         "but this connection cannot be hijacked (TLS: "
                                         "rack.hijack? is false)");
             up_rb_report(srv, err, env);
-            up_response_send_simple(conn, 500, "Internal Server Error", 1);
+            up_response_send_simple(ex, 500, "Internal Server Error", 1);
             *error_out = err;
         } else {
             rb_protect(respond_with_socket, (VALUE)&r, &state);

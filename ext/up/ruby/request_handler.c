@@ -8,14 +8,14 @@ static ID id_call, id_report_exception;
 
 typedef struct call_t {
     up_rb_server_t *srv;
-    up_conn_t *conn;
+    up_exchange_t *ex;
     VALUE env;
 } call_t;
 
 static VALUE build_env(VALUE arg)
 {
     call_t *c = (call_t *)arg;
-    return up_rb_env_build(c->srv, c->conn);
+    return up_rb_env_build(c->srv, c->ex);
 }
 
 static VALUE call_app(VALUE arg)
@@ -77,25 +77,25 @@ static void run_response_finished(finished_t *f)
     }
 }
 
-void up_rb_access_log_request(up_rb_server_t *srv, up_conn_t *conn, uint64_t started_ns)
+void up_rb_access_log_request(up_rb_server_t *srv, up_exchange_t *ex, uint64_t started_ns)
 {
     uint64_t took_ns = up_rb_now_ns() - started_ns;
-    up_rb_metrics_record(&srv->metrics, conn->res != NULL ? conn->res->status : 0, took_ns);
+    up_rb_metrics_record(&srv->metrics, ex->res != NULL ? ex->res->status : 0, took_ns);
     if (srv->access_log.fd >= 0)
-        up_access_log_request(&srv->access_log, conn, took_ns);
+        up_access_log_request(&srv->access_log, ex, took_ns);
 }
 
-void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
+void up_rb_handle_request(up_rb_server_t *srv, up_exchange_t *ex)
 {
     uint64_t started_ns = up_rb_times_requests(srv) ? up_rb_now_ns() : 0;
-    call_t c = {srv, conn, Qnil};
+    call_t c = {srv, ex, Qnil};
     int state = 0;
     c.env = rb_protect(build_env, (VALUE)&c, &state);
     if (state != 0) {
         up_rb_report(srv, take_error(), Qnil);
-        up_response_send_simple(conn, 500, "Internal Server Error", 1);
+        up_response_send_simple(ex, 500, "Internal Server Error", 1);
         if (started_ns != 0)
-            up_rb_access_log_request(srv, conn, started_ns);
+            up_rb_access_log_request(srv, ex, started_ns);
         return;
     }
     VALUE input = rb_hash_aref(c.env, up_rb_key_rack_input);
@@ -106,10 +106,10 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
     VALUE response = rb_protect(call_app, (VALUE)&c, &state);
     if (state != 0 && !rb_obj_is_kind_of(rb_errinfo(), rb_eException)) {
         /* Not an exception but the thread being killed: answer, then let the kill go on. */
-        if (up_response_rollback(conn))
-            up_response_send_simple(conn, 503, "Service Unavailable", 1);
+        if (up_response_rollback(ex))
+            up_response_send_simple(ex, 503, "Service Unavailable", 1);
         if (started_ns != 0)
-            up_rb_access_log_request(srv, conn, started_ns);
+            up_rb_access_log_request(srv, ex, started_ns);
         up_rb_input_detach(input);
         up_rb_early_hints_detach(hints);
         up_rb_hijack_detach(hijack);
@@ -118,16 +118,16 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
     if (state != 0) {
         error = take_error();
         up_rb_report(srv, error, c.env);
-        if (up_response_rollback(conn))
-            up_response_send_simple(conn, 500, "Internal Server Error", 0);
-    } else if (up_rb_hijack_respond(srv, conn, hijack, response, c.env, &status, &headers,
+        if (up_response_rollback(ex))
+            up_response_send_simple(ex, 500, "Internal Server Error", 0);
+    } else if (up_rb_hijack_respond(srv, ex, hijack, response, c.env, &status, &headers,
                                     &error)) {
         /* hijacked: the socket is the app's (hijack.c) */
-    } else if (up_rb_upgrade(srv, conn, c.env, response)) {
+    } else if (up_rb_upgrade(srv, ex, c.env, response)) {
         status = RARRAY_AREF(response, 0);
         headers = RARRAY_AREF(response, 1);
     } else {
-        error = up_rb_write_response(srv, conn, c.env, response, &status, &headers);
+        error = up_rb_write_response(srv, ex, c.env, response, &status, &headers);
     }
 
     VALUE callbacks = rb_hash_lookup2(c.env, up_rb_key_response_finished, Qnil);
@@ -135,14 +135,14 @@ void up_rb_handle_request(up_rb_server_t *srv, up_conn_t *conn)
         /* After the response is processed: handed to the loop, which writes it without this
          * thread (a slow client must not hold an app thread, nor what the callbacks release:
          * Rails returns its database connection here). */
-        if (up_conn_any_state(conn) != UP_CONN_HIJACKED && up_rb_hand_over(srv, conn) != 0 &&
+        if (up_conn_any_state(ex->conn) != UP_CONN_HIJACKED && up_rb_hand_over(srv, ex) != 0 &&
             NIL_P(error))
             error = rb_exc_new_cstr(rb_eIOError, "the client closed the connection");
         finished_t f = {srv, callbacks, c.env, status, headers, error};
         run_response_finished(&f);
     }
     if (started_ns != 0)
-        up_rb_access_log_request(srv, conn, started_ns);
+        up_rb_access_log_request(srv, ex, started_ns);
     up_rb_input_detach(input);
     up_rb_early_hints_detach(hints);
     up_rb_hijack_detach(hijack);

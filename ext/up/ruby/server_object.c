@@ -131,9 +131,9 @@ up_rb_server_t *up_rb_server_get(VALUE self)
 
 /* Every request goes to the app threads' queue (thread_pool.c); the thread that ran this
  * turn is usually the one that takes it. */
-static up_request_result_t on_request(up_conn_t *conn, void *user)
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
-    up_rb_pool_push(user, up_rb_job_of_conn(conn));
+    up_rb_pool_push(user, up_rb_job_of_exchange(ex));
     return UP_REQUEST_DEFERRED;
 }
 

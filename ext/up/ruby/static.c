@@ -136,10 +136,10 @@ up_static_t *up_rb_static_new(VALUE config)
 }
 
 /* Engine callback (context.h, on_served): the loop thread, without the GVL; touches no Ruby. */
-void up_rb_on_served(up_conn_t *conn, void *user)
+void up_rb_on_served(up_exchange_t *ex, void *user)
 {
     up_rb_server_t *srv = user;
     atomic_fetch_add(&srv->static_served, 1);
     if (up_rb_times_requests(srv))
-        up_rb_access_log_request(srv, conn, up_rb_now_ns());
+        up_rb_access_log_request(srv, ex, up_rb_now_ns());
 }

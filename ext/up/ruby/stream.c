@@ -8,7 +8,7 @@
 
 typedef struct stream_t {
     up_rb_server_t *srv;
-    up_conn_t *conn; /* NULL once the response is over */
+    up_exchange_t *ex; /* NULL once the response is over */
     VALUE input;
     int closed_write;
     int closed_read;
@@ -40,12 +40,12 @@ static const rb_data_type_t stream_type = {
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
-VALUE up_rb_stream_new(up_rb_server_t *srv, up_conn_t *conn, VALUE input)
+VALUE up_rb_stream_new(up_rb_server_t *srv, up_exchange_t *ex, VALUE input)
 {
     stream_t *s;
     VALUE obj = TypedData_Make_Struct(cStream, stream_t, &stream_type, s);
     s->srv = srv;
-    s->conn = conn;
+    s->ex = ex;
     s->input = input;
     return obj;
 }
@@ -58,21 +58,21 @@ int up_rb_stream_closed(VALUE obj)
 void up_rb_stream_detach(VALUE obj)
 {
     stream_t *s = rb_check_typeddata(obj, &stream_type);
-    s->conn = NULL;
+    s->ex = NULL;
     s->closed_write = s->closed_read = 1;
 }
 
 static stream_t *writable(VALUE self)
 {
     stream_t *s = rb_check_typeddata(self, &stream_type);
-    if (s->closed_write || s->conn == NULL)
+    if (s->closed_write || s->ex == NULL)
         rb_raise(rb_eIOError, "closed stream");
     return s;
 }
 
 static void write_one(stream_t *s, VALUE str)
 {
-    if (up_rb_queue_part(s->srv, s->conn, str) != 0 || up_rb_send(s->srv, s->conn) != 0)
+    if (up_rb_queue_part(s->srv, s->ex, str) != 0 || up_rb_send(s->srv, s->ex) != 0)
         rb_raise(rb_eIOError, "the client is gone");
 }
 
@@ -97,7 +97,7 @@ static VALUE Stream_append(VALUE self, VALUE str)
 static VALUE Stream_flush(VALUE self)
 {
     stream_t *s = writable(self);
-    if (up_rb_send(s->srv, s->conn) != 0)
+    if (up_rb_send(s->srv, s->ex) != 0)
         rb_raise(rb_eIOError, "the client is gone");
     return self;
 }

@@ -36,7 +36,7 @@
 static up_rb_job_t job_next(up_rb_job_t job)
 {
     return up_rb_job_is_client(job) ? *up_rb_client_job_link(up_rb_job_client(job))
-                                    : (up_rb_job_t)up_rb_job_conn(job)->user;
+                                    : (up_rb_job_t)up_rb_job_exchange(job)->user;
 }
 
 static void job_set_next(up_rb_job_t job, up_rb_job_t next)
@@ -44,7 +44,7 @@ static void job_set_next(up_rb_job_t job, up_rb_job_t next)
     if (up_rb_job_is_client(job))
         *up_rb_client_job_link(up_rb_job_client(job)) = next;
     else
-        up_rb_job_conn(job)->user = (void *)next;
+        up_rb_job_exchange(job)->user = (void *)next;
 }
 
 void up_rb_pool_push(up_rb_server_t *srv, up_rb_job_t job)
@@ -202,13 +202,13 @@ static void *turn_nogvl(void *arg)
 typedef struct job_t {
     up_rb_server_t *srv;
     up_rb_app_thread_t *self;
-    up_conn_t *conn;
+    up_exchange_t *ex;
 } job_t;
 
 static VALUE run_job(VALUE arg)
 {
     job_t *job = (job_t *)arg;
-    up_rb_handle_request(job->srv, job->conn);
+    up_rb_handle_request(job->srv, job->ex);
     return Qnil;
 }
 
@@ -216,7 +216,7 @@ static VALUE run_job(VALUE arg)
 static void *give_back_nogvl(void *arg)
 {
     job_t *job = arg;
-    up_conn_lent_return_here(job->conn);
+    up_conn_lent_return_here(job->ex->conn);
     up_conn_loop_take_mail(job->srv->server);
     up_rb_pool_publish(job->srv);
     return NULL;
@@ -240,13 +240,13 @@ static VALUE hand_back(VALUE arg)
     up_rb_server_t *srv = job->srv;
     leave_app(srv, job->self);
     if (!up_rb_with_loop(srv, give_back_nogvl, job))
-        up_conn_lent_return(job->conn);
+        up_conn_lent_return(job->ex->conn);
     return Qnil;
 }
 
-static void run_request(up_rb_server_t *srv, up_rb_app_thread_t *self, up_conn_t *conn)
+static void run_request(up_rb_server_t *srv, up_rb_app_thread_t *self, up_exchange_t *ex)
 {
-    job_t job = {srv, self, conn};
+    job_t job = {srv, self, ex};
     rb_ensure(run_job, (VALUE)&job, hand_back, (VALUE)&job);
 }
 
@@ -352,7 +352,7 @@ static VALUE app_thread_main(void *arg)
             if (up_rb_job_is_client(job))
                 run_client(srv, self, up_rb_job_client(job));
             else
-                run_request(srv, self, up_rb_job_conn(job));
+                run_request(srv, self, up_rb_job_exchange(job));
             continue;
         }
         if (srv->io_thread_mode || !up_rb_with_loop(srv, turn_nogvl, srv)) {

@@ -58,7 +58,7 @@ int up_conn_any_broken(const up_conn_t *conn)
 
 /* ---------------------------------------------------------------- life and memory */
 
-up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener,
+up_conn_t *up_conn_loop_accept(up_context_t *server, const up_listener_t *listener,
                                const up_protocol_t *protocol, int fd,
                                const struct sockaddr *addr)
 {
@@ -97,7 +97,7 @@ up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listene
 
 static void conn_free(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     if (conn->protocol->on_free != NULL)
         conn->protocol->on_free(conn);
     up_buffer_pool_t *pool = &server->pool;
@@ -145,7 +145,7 @@ static void wake_waiters(up_conn_t *conn)
 /* Takes conn off the server's list of open connections. */
 static void unlink_conn(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     if (conn->_prev != NULL)
         conn->_prev->_next = conn->_next;
     else
@@ -176,7 +176,7 @@ static void break_locked_state(up_conn_t *conn, up_conn_state_t state)
 
 void up_conn_loop_close(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_conn_state_t state = state_of(conn);
     if (is_broken(state))
         return; /* closed, closing when returned, or the socket is not ours any more */
@@ -302,7 +302,7 @@ static int output_pending(const up_conn_t *conn)
  * when the client is gone (conn closed). */
 static int write_out(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     int had = output_pending(conn);
     if (!up_outq_empty(&conn->_out)) {
         uint64_t before = conn->_out.bytes;
@@ -360,13 +360,13 @@ static void defer_read(up_conn_t *conn)
         return;
     conn->_read_deferred = 1;
     up_conn_retain(conn);
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     conn->_read_next = server->deferred_reads;
     server->deferred_reads = conn;
     up_loop_wake(server->loop);
 }
 
-void up_conn_loop_run_deferred_reads(up_server_t *server)
+void up_conn_loop_run_deferred_reads(up_context_t *server)
 {
     /* Taken whole: a read deferred again while these run (a client that keeps its transport
      * full) waits for the next wake-up rather than holding this one. */
@@ -382,7 +382,7 @@ void up_conn_loop_run_deferred_reads(up_server_t *server)
     }
 }
 
-void up_conn_loop_drop_deferred_reads(up_server_t *server)
+void up_conn_loop_drop_deferred_reads(up_context_t *server)
 {
     while (server->deferred_reads != NULL) {
         up_conn_t *conn = server->deferred_reads;
@@ -392,7 +392,7 @@ void up_conn_loop_drop_deferred_reads(up_server_t *server)
     }
 }
 
-void up_conn_loop_run_deferred(up_server_t *server)
+void up_conn_loop_run_deferred(up_context_t *server)
 {
     while (server->deferred != NULL) {
         up_conn_t *conn = server->deferred;
@@ -421,7 +421,7 @@ void up_conn_loop_flush(up_conn_t *conn)
  * client that never finishes one is closed after the head timeout (up_conn_loop_on_timeout). */
 static void arm_timer(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_conn_state_t state = state_of(conn);
     int kind = output_pending(conn)                 ? UP_TIMER_WRITE
                : state == UP_CONN_LINGERING         ? UP_TIMER_LINGER
@@ -650,7 +650,7 @@ static int enlist_locked(up_conn_t *conn)
     if (atomic_exchange(&conn->_listed, 1))
         return 0;
     up_conn_retain(conn);
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_conn_t *head = atomic_load(&server->mail_head);
     do {
         conn->_mail_next = head;
@@ -690,7 +690,7 @@ int up_conn_lent_post(up_conn_t *conn)
 
 int up_conn_lent_send(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     if (up_loop_is_loop_thread(server->loop)) {
         up_conn_loop_flush(conn);
         return up_conn_any_broken(conn) ? -1 : 0;
@@ -895,7 +895,7 @@ static void take_one(up_conn_t *conn)
     up_conn_loop_update(conn);
 }
 
-void up_conn_loop_take_mail(up_server_t *server)
+void up_conn_loop_take_mail(up_context_t *server)
 {
     up_conn_t *list = atomic_exchange(&server->mail_head, NULL);
     /* The list is a stack: newest first. Reversed, connections are served in posting order. */

@@ -4,13 +4,17 @@
 /* One client connection: a socket behind a transport (transport.h), a read buffer, an output
  * queue (outq.h), one timer, and the protocol that gives its bytes meaning (protocol.h). The
  * connection reads when its protocol wants input, writes what is queued whenever the socket
- * takes it, and closes; the protocol decides everything else.
+ * takes it, and closes; the protocol decides everything else. It knows no protocol's types:
+ * the requests it carries are exchanges (exchange.h) that its protocol creates (HTTP/1: one
+ * at a time, kept in the protocol's per-connection state, up_conn_protocol_state) and lends to
+ * the binding, each pointing back at the connection (ex->conn). What the connection tracks is
+ * whether one is lent (LENT below), not which.
  *
  * ---- Lifecycle ------------------------------------------------------------------------------
  *
  * One state at a time (up_conn_state_t), moved by the loop thread alone:
  *
- *   accept ──▶ OPEN ───── lend (a request to the binding) ─────▶ LENT ── hijack ──▶ LENT_HIJACKING
+ *   accept ──▶ OPEN ───── lend (an exchange to the binding) ───▶ LENT ── hijack ──▶ LENT_HIJACKING
  *               │ ▲                                               │ │                       │    │
  *               │ └────── reclaim (the borrower returned it) ─────┘ │ ◀─────── close ───────┘    │
  *               │                                                   │ (client gone, write        │
@@ -43,7 +47,8 @@
  * (on_close), and HIJACKED is final like CLOSED: memory goes with the last reference. A client
  * gone or a write timeout before the hand-over is a close while lent (LENT_BROKEN): the
  * borrower gets no socket, and the return closes it. Bytes the client sent after the request
- * are the borrower's too (up_http1_lent_unread): they arrived on the socket it now owns.
+ * are the borrower's too (up_http1_lent_unread, given the exchange): they arrived on the socket
+ * it now owns.
  *
  * ---- Threads --------------------------------------------------------------------------------
  *
@@ -95,11 +100,6 @@
 #include "loop/loop.h"
 #include "loop/timer.h"
 
-/* A protocol's exchange under way, named here and defined by the protocol (http1/request.h,
- * http1/response.h). */
-typedef struct up_request_t up_request_t;
-typedef struct up_response_state_t up_response_state_t;
-
 typedef enum up_conn_state_t {
     UP_CONN_OPEN,        /* the loop's: reading and writing as the protocol wants */
     UP_CONN_LENT,        /* a request is lent to another thread until it returns it */
@@ -128,7 +128,7 @@ typedef struct up_conn_waiter_t {
 
 struct up_conn_t {
     up_watcher_t _watcher; /* first: the loop hands it back to conn_on_event */
-    up_server_t *server;
+    up_context_t *server;
     const up_listener_t *listener; /* kept as long as the server (listener.h) */
     const up_transport_t *transport;
     void *transport_data; /* the transport's own state (TLS), NULL for TCP */
@@ -137,11 +137,6 @@ struct up_conn_t {
     void *user;           /* the binding's, untouched by the engine */
     char remote_addr[INET6_ADDRSTRLEN];
     int eof; /* the client finished sending; loop thread */
-
-    /* The HTTP/1 exchange under way, while HTTP/1 is spoken: the request handed to the
-     * binding, and the response writer's state (http1/response.h). NULL between requests. */
-    up_request_t *req;
-    up_response_state_t *res;
 
     /* up_conn_state_t; written by the loop thread only, read by any (up_conn_any_state). */
     _Atomic int _state;
@@ -184,7 +179,7 @@ struct up_conn_t {
  * listener's transport, opened with the listener's context (listener NULL: plain TCP).
  * Returns the connection (it may already be closed if the first read failed), or NULL when
  * the transport could not be set up (the socket is closed and a line logged). */
-up_conn_t *up_conn_loop_accept(up_server_t *server, const up_listener_t *listener,
+up_conn_t *up_conn_loop_accept(up_context_t *server, const up_listener_t *listener,
                                const up_protocol_t *protocol, int fd,
                                const struct sockaddr *addr);
 /* The conn_state_size bytes (protocol.h) the connection's first protocol keeps for the
@@ -232,7 +227,7 @@ void up_conn_loop_lend(up_conn_t *conn);
 int up_conn_loop_reclaim(up_conn_t *conn);
 /* The server's wake-up: takes every connection's mail (output, returned exchanges, close
  * requests) in the order the connections were posted to. */
-void up_conn_loop_take_mail(up_server_t *server);
+void up_conn_loop_take_mail(up_context_t *server);
 /* The loop's timer check: conn's timer expired. */
 void up_conn_loop_on_timeout(up_conn_t *conn);
 /* Closes at once even a lent connection: its borrower is gone for good (the server is being
@@ -241,12 +236,12 @@ void up_conn_loop_close_abandoned(up_conn_t *conn);
 /* Writes conn once, at the end of the loop's wake-up (a fan-out writes many messages to many
  * connections: each is written once, not once per message). Holds a reference meanwhile. */
 void up_conn_loop_defer_update(up_conn_t *conn);
-void up_conn_loop_run_deferred(up_server_t *server);
+void up_conn_loop_run_deferred(up_context_t *server);
 /* Reads, for each connection whose transport held input that no event announces (transport.h,
  * pending), what it holds: the loop was woken for them. At a wake-up, before the deferred
  * writes. The drop variant lets go of them unread (the server is being freed). */
-void up_conn_loop_run_deferred_reads(up_server_t *server);
-void up_conn_loop_drop_deferred_reads(up_server_t *server);
+void up_conn_loop_run_deferred_reads(up_context_t *server);
+void up_conn_loop_drop_deferred_reads(up_context_t *server);
 /* Appends a reference to shared bytes to the output of an OPEN connection (a broadcast frame;
  * the loop's own, no mail). Returns 0, or -1 when the connection is not OPEN. */
 int up_conn_loop_queue_shared(up_conn_t *conn, up_shared_t *shared, size_t offset, size_t len);

@@ -19,7 +19,7 @@ void up_server_config_defaults(up_server_config_t *cfg)
     snprintf(cfg->tmp_dir, sizeof(cfg->tmp_dir), "/tmp");
 }
 
-up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms)
+up_timer_list_t *up_server_idle_timers(up_context_t *server, unsigned duration_ms)
 {
     up_timer_list_t *nearest = NULL;
     uint64_t nearest_gap = UINT64_MAX;
@@ -41,7 +41,7 @@ up_timer_list_t *up_server_idle_timers(up_server_t *server, unsigned duration_ms
     return list;
 }
 
-void up_server_any_task(up_server_t *server, up_task_t *task)
+void up_server_any_task(up_context_t *server, up_task_t *task)
 {
     up_task_t *head = atomic_load(&server->task_head);
     do {
@@ -52,7 +52,7 @@ void up_server_any_task(up_server_t *server, up_task_t *task)
 }
 
 /* Touches nothing of the loop: it may run after the loop is gone. */
-static void really_free(up_server_t *server)
+static void really_free(up_context_t *server)
 {
     while (server->retired_listeners != NULL) {
         up_listener_t *l = server->retired_listeners;
@@ -64,18 +64,18 @@ static void really_free(up_server_t *server)
     free(server);
 }
 
-void up_server_retain(up_server_t *server)
+void up_server_retain(up_context_t *server)
 {
     atomic_fetch_add_explicit(&server->refs, 1, memory_order_relaxed);
 }
 
-void up_server_release(up_server_t *server)
+void up_server_release(up_context_t *server)
 {
     if (atomic_fetch_sub_explicit(&server->refs, 1, memory_order_acq_rel) == 1)
         really_free(server);
 }
 
-int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_conn_t *conn),
+int up_server_add_handler(up_context_t *server, int (*serve)(void *data, up_exchange_t *ex),
                           void *data)
 {
     if (server->num_handlers == UP_MAX_HANDLERS)
@@ -84,10 +84,18 @@ int up_server_add_handler(up_server_t *server, int (*serve)(void *data, up_conn_
     return 0;
 }
 
-int up_server_loop_handle(up_server_t *server, up_conn_t *conn)
+up_handled_t up_server_loop_handle(up_context_t *server, up_exchange_t *ex,
+                                   void (*lend)(up_exchange_t *ex))
 {
-    for (size_t i = 0; i < server->num_handlers; i++)
-        if (server->handlers[i].serve(server->handlers[i].data, conn))
-            return 1;
-    return 0;
+    for (size_t i = 0; i < server->num_handlers; i++) {
+        if (server->handlers[i].serve(server->handlers[i].data, ex)) {
+            if (server->handler.on_served != NULL)
+                server->handler.on_served(ex, server->handler.user);
+            return UP_HANDLED_HERE;
+        }
+    }
+    lend(ex);
+    return server->handler.on_request(ex, server->handler.user) == UP_REQUEST_DEFERRED
+               ? UP_HANDLED_DEFERRED
+               : UP_HANDLED_DONE;
 }

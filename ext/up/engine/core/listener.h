@@ -5,7 +5,7 @@
 #include "core/transport.h"
 #include "loop/loop.h"
 
-typedef struct up_server_t up_server_t;
+typedef struct up_context_t up_context_t;
 
 /* One listening socket; connections point at theirs for SERVER_NAME/SERVER_PORT fallbacks, so
  * a listener closed at a graceful stop is kept (server->retired_listeners) until the server is
@@ -14,7 +14,7 @@ typedef struct up_server_t up_server_t;
  * reference held by the listener; up_server_any_replace_context swaps it). */
 typedef struct up_listener_t {
     up_watcher_t watcher;
-    up_server_t *server;
+    up_context_t *server;
     const up_transport_t *transport;
     void *transport_ctx; /* NULL for TCP; loop thread */
     const up_protocol_t *protocol; /* what its connections speak from their first byte */

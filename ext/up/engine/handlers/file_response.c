@@ -16,8 +16,9 @@
  * nginx answers a failed If-Match with its error page; the static handler says the same. */
 #define PRECONDITION_FAILED "Precondition Failed\n"
 
-#define HDR(conn, name, value, len) up_response_add_header((conn), name, sizeof(name) - 1, (value), (len))
-#define HDR_LIT(conn, name, value) HDR((conn), name, (value), sizeof(value) - 1)
+#define HDR(ex, name, value, len) \
+    up_response_add_header((ex), name, sizeof(name) - 1, (value), (len))
+#define HDR_LIT(ex, name, value) HDR((ex), name, (value), sizeof(value) - 1)
 
 /* ---------------------------------------------------------------- shared pieces */
 
@@ -92,27 +93,27 @@ uint64_t up_file_multipart_length(const char *boundary, up_slice_t type,
     return total + part_tail(head, boundary);
 }
 
-void up_file_write_part(up_conn_t *conn, up_file_rep_t *rep, uint64_t offset, uint64_t len)
+void up_file_write_part(up_exchange_t *ex, up_file_rep_t *rep, uint64_t offset, uint64_t len)
 {
     if (rep->shared.base == NULL)
-        up_response_sendfile_ref(conn, &rep->shared, rep->fd, (off_t)offset, len);
+        up_response_sendfile_ref(ex, &rep->shared, rep->fd, (off_t)offset, len);
     else if (len <= COPY_MAX)
-        up_response_write(conn, rep->shared.base + offset, (size_t)len);
+        up_response_write(ex, rep->shared.base + offset, (size_t)len);
     else
-        up_response_write_shared(conn, &rep->shared, (size_t)offset, (size_t)len);
+        up_response_write_shared(ex, &rep->shared, (size_t)offset, (size_t)len);
 }
 
-void up_file_multipart_write(up_conn_t *conn, up_file_rep_t *rep, const char *boundary,
+void up_file_multipart_write(up_exchange_t *ex, up_file_rep_t *rep, const char *boundary,
                              up_slice_t type, const up_range_set_t *set)
 {
     char head[PART_HEAD_MAX];
     for (int i = 0; i < set->count; i++) {
         const up_range_t *range = &set->ranges[i];
         size_t n = part_head(head, boundary, type, range, rep->size);
-        up_response_write(conn, head, n);
-        up_file_write_part(conn, rep, range->first, range->last - range->first + 1);
+        up_response_write(ex, head, n);
+        up_file_write_part(ex, rep, range->first, range->last - range->first + 1);
     }
-    up_response_write(conn, head, part_tail(head, boundary));
+    up_response_write(ex, head, part_tail(head, boundary));
 }
 
 /* ---------------------------------------------------------------- the app's file */
@@ -243,7 +244,7 @@ int up_file_response_keeps(const up_file_response_t *f, const char *name, size_t
     return 1;
 }
 
-void up_file_response_send(up_file_response_t *f, up_conn_t *conn)
+void up_file_response_send(up_file_response_t *f, up_exchange_t *ex)
 {
     up_file_rep_t *rep = f->_rep;
     char value[96];
@@ -251,53 +252,53 @@ void up_file_response_send(up_file_response_t *f, up_conn_t *conn)
         /* The fields every answer about the file has (200, 206, 304, 416), as the static
          * handler's. */
         if (f->_own_etag)
-            HDR(conn, "etag", rep->etag, rep->etag_len);
+            HDR(ex, "etag", rep->etag, rep->etag_len);
         if (f->_own_date)
-            HDR(conn, "last-modified", rep->last_modified, UP_DATE_LEN);
+            HDR(ex, "last-modified", rep->last_modified, UP_DATE_LEN);
         if (f->status != 304)
-            HDR_LIT(conn, "accept-ranges", "bytes");
+            HDR_LIT(ex, "accept-ranges", "bytes");
     }
     switch (f->_body) {
     case UP_FILE_BODY_NONE:
         if (f->status == 412) {
-            HDR_LIT(conn, "content-type", "text/plain; charset=utf-8");
-            up_response_end_head(conn, sizeof(PRECONDITION_FAILED) - 1);
-            up_response_write(conn, PRECONDITION_FAILED, sizeof(PRECONDITION_FAILED) - 1);
+            HDR_LIT(ex, "content-type", "text/plain; charset=utf-8");
+            up_response_end_head(ex, sizeof(PRECONDITION_FAILED) - 1);
+            up_response_write(ex, PRECONDITION_FAILED, sizeof(PRECONDITION_FAILED) - 1);
             break;
         }
         if (f->status == 416) {
             int n = snprintf(value, sizeof(value), "bytes */%llu", (unsigned long long)rep->size);
-            HDR(conn, "content-range", value, (size_t)n);
+            HDR(ex, "content-range", value, (size_t)n);
         }
-        up_response_end_head(conn, f->status == 304 ? -1 : 0);
+        up_response_end_head(ex, f->status == 304 ? -1 : 0);
         break;
     case UP_FILE_BODY_WHOLE:
-        up_response_end_head(conn, (int64_t)rep->size);
-        up_file_write_part(conn, rep, 0, rep->size);
+        up_response_end_head(ex, (int64_t)rep->size);
+        up_file_write_part(ex, rep, 0, rep->size);
         break;
     case UP_FILE_BODY_RANGE: {
         const up_range_t *range = &f->_set.ranges[0];
-        HDR(conn, "content-range", value, up_file_content_range(value, range, rep->size));
+        HDR(ex, "content-range", value, up_file_content_range(value, range, rep->size));
         uint64_t len = range->last - range->first + 1;
-        up_response_end_head(conn, (int64_t)len);
-        up_file_write_part(conn, rep, range->first, len);
+        up_response_end_head(ex, (int64_t)len);
+        up_file_write_part(ex, rep, range->first, len);
         break;
     }
     case UP_FILE_BODY_MULTIPART: {
         char boundary[UP_FILE_BOUNDARY_LEN + 1];
-        up_file_boundary(boundary, (uint64_t)(uintptr_t)conn ^ rep->_ino ^ (uint64_t)rep->fd,
+        up_file_boundary(boundary, (uint64_t)(uintptr_t)ex->conn ^ rep->_ino ^ (uint64_t)rep->fd,
                          rep->etag, rep->etag_len);
         up_slice_t type = {f->_type, f->_type_len};
         if (type.len == 0)
             type = (up_slice_t){"application/octet-stream", 24};
         int n = snprintf(value, sizeof(value), "multipart/byteranges; boundary=%s", boundary);
-        HDR(conn, "content-type", value, (size_t)n);
-        up_response_end_head(conn,
+        HDR(ex, "content-type", value, (size_t)n);
+        up_response_end_head(ex,
                              (int64_t)up_file_multipart_length(boundary, type, &f->_set, rep->size));
-        up_file_multipart_write(conn, rep, boundary, type, &f->_set);
+        up_file_multipart_write(ex, rep, boundary, type, &f->_set);
         break;
     }
     }
-    up_response_finish(conn);
+    up_response_finish(ex);
     up_file_response_release(f);
 }

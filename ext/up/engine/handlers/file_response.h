@@ -26,7 +26,7 @@
  * Use, on the thread that has the exchange (the binding's app thread):
  *   up_file_response_open     the file the app named; nothing is staged yet
  *   up_file_response_plan     the status, from the request's fields and the app's
- *   up_response_start(conn, f.status), then each app field up_file_response_keeps lets through
+ *   up_response_start(ex, f.status), then each app field up_file_response_keeps lets through
  *   up_file_response_send     the engine's fields, the end of the head, the body, finish
  * or up_file_response_release to give up before send. */
 
@@ -35,6 +35,7 @@
 #include <time.h>
 #include "base/slice.h"
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "handlers/file_cache.h"
 #include "handlers/precondition.h"
 #include "handlers/range.h"
@@ -85,10 +86,10 @@ void up_file_response_plan(up_file_response_t *f, const up_http1_request_t *head
  * the engine writes itself or the status leaves out. */
 int up_file_response_keeps(const up_file_response_t *f, const char *name, size_t len);
 
-/* After up_response_start(conn, f->status) and the app's fields: adds the engine's fields,
+/* After up_response_start(ex, f->status) and the app's fields: adds the engine's fields,
  * ends the head, queues the body (by reference to the open file) and finishes the response.
  * Lets go of the file (the queue keeps its own reference until the bytes are written). */
-void up_file_response_send(up_file_response_t *f, up_conn_t *conn);
+void up_file_response_send(up_file_response_t *f, up_exchange_t *ex);
 
 /* Lets go of the file without sending it. */
 void up_file_response_release(up_file_response_t *f);
@@ -122,10 +123,10 @@ void up_file_boundary(char out[UP_FILE_BOUNDARY_LEN + 1], uint64_t seed, const c
 uint64_t up_file_multipart_length(const char *boundary, up_slice_t type,
                                   const up_range_set_t *set, uint64_t size);
 /* Queues that body: each part's head and its bytes of rep, then the closing delimiter. */
-void up_file_multipart_write(up_conn_t *conn, up_file_rep_t *rep, const char *boundary,
+void up_file_multipart_write(up_exchange_t *ex, up_file_rep_t *rep, const char *boundary,
                              up_slice_t type, const up_range_set_t *set);
 /* Queues rep's bytes [offset, offset + len): from memory for a rep held there, else by
  * sendfile from its fd. */
-void up_file_write_part(up_conn_t *conn, up_file_rep_t *rep, uint64_t offset, uint64_t len);
+void up_file_write_part(up_exchange_t *ex, up_file_rep_t *rep, uint64_t offset, uint64_t len);
 
 #endif

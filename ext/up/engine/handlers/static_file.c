@@ -264,7 +264,7 @@ int up_static_set_error_page(up_static_t *st, const char *path, const char **err
 
 typedef struct request_t {
     up_static_t *st;
-    up_conn_t *conn;
+    up_exchange_t *ex;
     const up_http1_request_t *head;
     up_file_request_t file; /* what a file answer reads (file_response.h) */
     up_field_lines_t accept_encoding;
@@ -322,39 +322,39 @@ static void read_fields(request_t *r)
     }
 }
 
-static void hdr(up_conn_t *conn, const char *name, size_t name_len, const char *value,
+static void hdr(up_exchange_t *ex, const char *name, size_t name_len, const char *value,
                 size_t value_len)
 {
-    up_response_add_header(conn, name, name_len, value, value_len);
+    up_response_add_header(ex, name, name_len, value, value_len);
 }
 
-#define HDR_LIT(conn, name, value) hdr((conn), name, sizeof(name) - 1, (value), sizeof(value) - 1)
-#define HDR(conn, name, value, len) hdr((conn), name, sizeof(name) - 1, (value), (len))
+#define HDR_LIT(ex, name, value) hdr((ex), name, sizeof(name) - 1, (value), sizeof(value) - 1)
+#define HDR(ex, name, value, len) hdr((ex), name, sizeof(name) - 1, (value), (len))
 
 /* A whole small response with a text/plain body (or none for HEAD). */
 static void simple(request_t *r, int status, const char *body)
 {
-    up_response_send_simple(r->conn, status, body, 0);
+    up_response_send_simple(r->ex, status, body, 0);
 }
 
 static void redirect(request_t *r, int status, const char *location, size_t len,
                      const char *location2, size_t len2)
 {
-    up_conn_t *conn = r->conn;
+    up_exchange_t *ex = r->ex;
     char value[UP_STATIC_MAX_PATH * 3 + 512];
     if (len + len2 > sizeof(value)) {
         simple(r, 414, "URI Too Long"); /* a Location is never cut short */
         return;
     }
-    up_response_start(conn, status);
+    up_response_start(ex, status);
     memcpy(value, location, len);
     memcpy(value + len, location2, len2);
-    HDR(conn, "location", value, len + len2);
-    HDR_LIT(conn, "content-type", "text/plain; charset=utf-8");
+    HDR(ex, "location", value, len + len2);
+    HDR_LIT(ex, "content-type", "text/plain; charset=utf-8");
     static const char body[] = "Moved\n";
-    up_response_end_head(conn, sizeof(body) - 1);
-    up_response_write(conn, body, sizeof(body) - 1);
-    up_response_finish(conn);
+    up_response_end_head(ex, sizeof(body) - 1);
+    up_response_write(ex, body, sizeof(body) - 1);
+    up_response_finish(ex);
 }
 
 /* ---------------------------------------------------------------- https_only */
@@ -374,10 +374,10 @@ static int from_trusted_proxy(const up_static_t *st, const up_conn_t *conn)
  * (the first value of X-Forwarded-Proto: the proto the client used at the first proxy). */
 static int is_secure(request_t *r)
 {
-    if (r->conn->transport->secure)
+    if (r->ex->conn->transport->secure)
         return 1;
     up_slice_t v = r->forwarded_proto;
-    if (v.base == NULL || !from_trusted_proxy(r->st, r->conn))
+    if (v.base == NULL || !from_trusted_proxy(r->st, r->ex->conn))
         return 0;
     size_t n = 0;
     while (n < v.len && v.base[n] != ',' && v.base[n] != ' ' && v.base[n] != '\t')
@@ -447,57 +447,57 @@ static int is_fingerprinted(const request_t *r)
  * and the site's rules. */
 static void validator_fields(request_t *r, const up_file_entry_t *e, const up_file_rep_t *rep)
 {
-    up_conn_t *conn = r->conn;
-    HDR(conn, "etag", rep->etag, rep->etag_len);
-    HDR(conn, "last-modified", rep->last_modified, UP_DATE_LEN);
+    up_exchange_t *ex = r->ex;
+    HDR(ex, "etag", rep->etag, rep->etag_len);
+    HDR(ex, "last-modified", rep->last_modified, UP_DATE_LEN);
     /* On every response for a file with variants, whichever was chosen: a cache must know the
      * answer depends on Accept-Encoding even when it got the identity one (RFC 9110 §12.5.5). */
     if (e->available != 0)
-        HDR_LIT(conn, "vary", "accept-encoding");
+        HDR_LIT(ex, "vary", "accept-encoding");
     int cache_control_set = 0;
     for (int i = 0; i < r->st->num_rules; i++) {
         const header_rule_t *rule = &r->st->rules[i];
         if (!up_path_glob_match(&rule->glob, r->url, r->url_len))
             continue;
-        hdr(conn, rule->name, rule->name_len, rule->value, rule->value_len);
+        hdr(ex, rule->name, rule->name_len, rule->value, rule->value_len);
         cache_control_set |= rule->cache_control;
     }
     if (!cache_control_set && is_fingerprinted(r))
-        HDR_LIT(conn, "cache-control", IMMUTABLE);
+        HDR_LIT(ex, "cache-control", IMMUTABLE);
 }
 
 static void content_fields(request_t *r, up_slice_t type, up_coding_t coding)
 {
-    up_conn_t *conn = r->conn;
-    HDR(conn, "content-type", type.base, type.len);
-    HDR_LIT(conn, "accept-ranges", "bytes");
+    up_exchange_t *ex = r->ex;
+    HDR(ex, "content-type", type.base, type.len);
+    HDR_LIT(ex, "accept-ranges", "bytes");
     if (coding != UP_CODING_IDENTITY) {
         const char *name = up_coding_name(coding);
-        HDR(conn, "content-encoding", name, strlen(name));
+        HDR(ex, "content-encoding", name, strlen(name));
     }
 }
 
 static void send_multipart(request_t *r, const up_file_entry_t *e, up_file_rep_t *rep,
                            up_slice_t type, const up_range_set_t *set)
 {
-    up_conn_t *conn = r->conn;
+    up_exchange_t *ex = r->ex;
     char boundary[UP_FILE_BOUNDARY_LEN + 1];
     up_file_boundary(boundary, ++r->st->boundaries, rep->etag, rep->etag_len);
-    up_response_start(conn, 206);
+    up_response_start(ex, 206);
     char ct[96];
     int ct_len = snprintf(ct, sizeof(ct), "multipart/byteranges; boundary=%s", boundary);
-    HDR(conn, "content-type", ct, (size_t)ct_len);
-    HDR_LIT(conn, "accept-ranges", "bytes");
+    HDR(ex, "content-type", ct, (size_t)ct_len);
+    HDR_LIT(ex, "accept-ranges", "bytes");
     validator_fields(r, e, rep);
-    up_response_end_head(conn, (int64_t)up_file_multipart_length(boundary, type, set, rep->size));
-    up_file_multipart_write(conn, rep, boundary, type, set);
-    up_response_finish(conn);
+    up_response_end_head(ex, (int64_t)up_file_multipart_length(boundary, type, set, rep->size));
+    up_file_multipart_write(ex, rep, boundary, type, set);
+    up_response_finish(ex);
 }
 
 /* Answers with the file e: status 200 (conditions and ranges apply), or 404 (an error page). */
 static void send_entry(request_t *r, const up_file_entry_t *e, int status)
 {
-    up_conn_t *conn = r->conn;
+    up_exchange_t *ex = r->ex;
     up_coding_t coding = up_coding_choose(&r->accept_encoding, e->available);
     up_file_rep_t *rep = e->reps[coding];
     up_slice_t type = up_mime_lookup(r->st->mime, r->path, r->path_len);
@@ -509,20 +509,20 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
             simple(r, 412, "Precondition Failed");
             return;
         case 304:
-            up_response_start(conn, 304);
+            up_response_start(ex, 304);
             validator_fields(r, e, rep);
-            up_response_end_head(conn, -1);
-            up_response_finish(conn);
+            up_response_end_head(ex, -1);
+            up_response_finish(ex);
             return;
         case 416: {
             char value[48];
             int n = snprintf(value, sizeof(value), "bytes */%llu", (unsigned long long)rep->size);
-            up_response_start(conn, 416);
-            HDR(conn, "content-range", value, (size_t)n);
-            HDR_LIT(conn, "accept-ranges", "bytes");
+            up_response_start(ex, 416);
+            HDR(ex, "content-range", value, (size_t)n);
+            HDR_LIT(ex, "accept-ranges", "bytes");
             validator_fields(r, e, rep);
-            up_response_end_head(conn, 0);
-            up_response_finish(conn);
+            up_response_end_head(ex, 0);
+            up_response_finish(ex);
             return;
         }
         case 206:
@@ -533,24 +533,24 @@ static void send_entry(request_t *r, const up_file_entry_t *e, int status)
             const up_range_t *range = &set.ranges[0];
             char value[80];
             size_t n = up_file_content_range(value, range, rep->size);
-            up_response_start(conn, 206);
+            up_response_start(ex, 206);
             content_fields(r, type, coding);
-            HDR(conn, "content-range", value, n);
+            HDR(ex, "content-range", value, n);
             validator_fields(r, e, rep);
             uint64_t len = range->last - range->first + 1;
-            up_response_end_head(conn, (int64_t)len);
-            up_file_write_part(conn, rep, range->first, len);
-            up_response_finish(conn);
+            up_response_end_head(ex, (int64_t)len);
+            up_file_write_part(ex, rep, range->first, len);
+            up_response_finish(ex);
             return;
         }
     }
-    up_response_start(conn, status);
+    up_response_start(ex, status);
     content_fields(r, type, coding);
     if (status == 200)
         validator_fields(r, e, rep);
-    up_response_end_head(conn, (int64_t)rep->size);
-    up_file_write_part(conn, rep, 0, rep->size);
-    up_response_finish(conn);
+    up_response_end_head(ex, (int64_t)rep->size);
+    up_file_write_part(ex, rep, 0, rep->size);
+    up_response_finish(ex);
 }
 
 /* ---------------------------------------------------------------- directory listings */
@@ -567,13 +567,13 @@ static int send_listing(request_t *r, int root, const char *path)
     if (up_dir_listing_html(fd, r->url, r->url_len, r->st->flags & UP_STATIC_DOTFILES,
                             UP_STATIC_MAX_LISTING, &html, &len) != 0)
         return 0;
-    up_conn_t *conn = r->conn;
-    up_response_start(conn, 200);
-    HDR_LIT(conn, "content-type", "text/html; charset=utf-8");
-    HDR_LIT(conn, "cache-control", "no-cache");
-    up_response_end_head(conn, (int64_t)len);
-    up_response_write(conn, html, len);
-    up_response_finish(conn);
+    up_exchange_t *ex = r->ex;
+    up_response_start(ex, 200);
+    HDR_LIT(ex, "content-type", "text/html; charset=utf-8");
+    HDR_LIT(ex, "cache-control", "no-cache");
+    up_response_end_head(ex, (int64_t)len);
+    up_response_write(ex, html, len);
+    up_response_finish(ex);
     free(html);
     return 1;
 }
@@ -716,25 +716,27 @@ static int site_redirect(request_t *r)
     return 0;
 }
 
-int up_static_loop_serve(up_static_t *st, up_conn_t *conn)
+int up_static_loop_serve(up_static_t *st, up_exchange_t *ex)
 {
-    const up_http1_request_t *head = &conn->req->head;
+    if (ex->req->upgrade != UP_UPGRADE_NONE)
+        return 0; /* the app's to accept or refuse */
+    const up_http1_request_t *head = &ex->req->head;
     int is_get = up_slice_eq(head->method, "GET", 3);
     if (!is_get && !up_slice_eq(head->method, "HEAD", 4)) {
         if (!(st->flags & UP_STATIC_ONLY))
             return 0;
-        up_response_start(conn, 405);
-        HDR_LIT(conn, "allow", "GET, HEAD");
-        HDR_LIT(conn, "content-type", "text/plain; charset=utf-8");
+        up_response_start(ex, 405);
+        HDR_LIT(ex, "allow", "GET, HEAD");
+        HDR_LIT(ex, "content-type", "text/plain; charset=utf-8");
         static const char body[] = "Method Not Allowed\n";
-        up_response_end_head(conn, sizeof(body) - 1);
-        up_response_write(conn, body, sizeof(body) - 1);
-        up_response_finish(conn);
+        up_response_end_head(ex, sizeof(body) - 1);
+        up_response_write(ex, body, sizeof(body) - 1);
+        up_response_finish(ex);
         return 1;
     }
     request_t r;
     r.st = st;
-    r.conn = conn;
+    r.ex = ex;
     r.head = head;
     memset(&r.file, 0, sizeof(r.file));
     r.file.is_get = is_get;
@@ -756,8 +758,8 @@ int up_static_loop_serve(up_static_t *st, up_conn_t *conn)
         r.url[r.url_len++] = '/';
     if (site_redirect(&r))
         return 1;
-    r.now_ms = up_loop_now(conn->server->loop);
-    r.now = conn->server->date.second;
+    r.now_ms = up_loop_now(ex->conn->server->loop);
+    r.now = ex->conn->server->date.second;
     const up_file_entry_t *e = NULL;
     switch (find(&r, &e)) {
     case FOUND_FILE:
@@ -771,12 +773,12 @@ int up_static_loop_serve(up_static_t *st, up_conn_t *conn)
     return miss(&r);
 }
 
-static int serve(void *st, up_conn_t *conn)
+static int serve(void *st, up_exchange_t *ex)
 {
-    return up_static_loop_serve(st, conn);
+    return up_static_loop_serve(st, ex);
 }
 
-int up_static_install(up_static_t *st, up_server_t *server)
+int up_static_install(up_static_t *st, up_context_t *server)
 {
     return up_server_add_handler(server, serve, st);
 }

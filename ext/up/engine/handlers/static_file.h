@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "handlers/file_cache.h"
 #include "handlers/mime.h"
 
@@ -84,13 +85,14 @@ int up_static_set_error_page(up_static_t *st, const char *path, const char **err
 
 /* Puts st in server's handler chain (context.h), to be asked before the app. Returns 0, or -1
  * when the chain is full. Before the server runs; st outlives the server. */
-int up_static_install(up_static_t *st, up_server_t *server);
+int up_static_install(up_static_t *st, up_context_t *server);
 
-/* Answers conn->req if it is the handler's: returns 1 when a whole response was staged
- * (conn->_staged, up_response_* calls), 0 when the request goes to the app (nothing staged).
+/* Answers ex->req if it is the handler's (never a request that may become another protocol:
+ * the app's to accept): returns 1 when a whole response was staged
+ * (up_response_* calls), 0 when the request goes to the app (nothing staged).
  * The response writer's state must be fresh (up_response_reset). Loop thread, the exchange not
  * lent. */
-int up_static_loop_serve(up_static_t *st, up_conn_t *conn);
+int up_static_loop_serve(up_static_t *st, up_exchange_t *ex);
 
 /* The open-file cache, for stats and tests. Loop thread. */
 up_file_cache_t *up_static_cache(up_static_t *st);

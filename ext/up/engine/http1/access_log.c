@@ -165,12 +165,13 @@ static const char *date_locked(up_access_log_t *log, time_t now)
     return log->date;
 }
 
-void up_access_log_request(up_access_log_t *log, const up_conn_t *conn, uint64_t took_ns)
+void up_access_log_request(up_access_log_t *log, const up_exchange_t *ex, uint64_t took_ns)
 {
-    const up_http1_request_t *head = &conn->req->head;
-    const up_response_state_t *res = conn->res;
+    const up_http1_request_t *head = &ex->req->head;
+    const up_response_state_t *res = ex->res;
     char line[4 * (MAX_TARGET + 64) + 256];
     char *p = line;
+    const up_conn_t *conn = ex->conn;
     const char *addr = conn->remote_addr[0] != '\0' ? conn->remote_addr : "-";
     size_t addr_len = strlen(addr);
     memcpy(p, addr, addr_len);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "core/conn.h"
+#include "core/exchange.h"
 
 /* Bytes buffered at most; the buffer goes out once it is half full. */
 #define UP_ACCESS_LOG_BUFFER 65536
@@ -31,9 +32,9 @@ void up_access_log_init(up_access_log_t *log);
 void up_access_log_destroy(up_access_log_t *log);
 /* Opens path for appending (created 0644). Returns 0, or -1 with errno set (nothing opened). */
 int up_access_log_open(up_access_log_t *log, const char *path);
-/* One line for the exchange conn has now (its request head and its staged response's status
+/* One line for the exchange ex (its request head and its staged response's status
  * and body bytes), which took took_ns. Goes to the file when the buffer is half full. */
-void up_access_log_request(up_access_log_t *log, const up_conn_t *conn, uint64_t took_ns);
+void up_access_log_request(up_access_log_t *log, const up_exchange_t *ex, uint64_t took_ns);
 /* Writes what is buffered if its oldest line is from an earlier second than now (force: in
  * any case). The binding calls it at least once a second while lines wait. */
 void up_access_log_flush(up_access_log_t *log, int force);

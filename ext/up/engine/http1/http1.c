@@ -16,39 +16,46 @@ static up_http1_t *h1_of(const up_conn_t *conn)
 
 /* ---------------------------------------------------------------- the exchange */
 
-static up_http1_exchange_t *exchange_of(up_conn_t *conn)
+static up_exchange_t *ex_of(up_conn_t *conn)
 {
-    return (up_http1_exchange_t *)h1_of(conn)->exchange.base;
+    return &h1_of(conn)->exchange;
 }
 
-/* The exchange of the request that begins, taken from the pool (see http1.h). */
-static up_http1_exchange_t *begin_exchange(up_conn_t *conn)
+static up_http1_stream_t *stream_of(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
-    up_buffer_t *buf = &h1_of(conn)->exchange;
+    return (up_http1_stream_t *)h1_of(conn)->stream.base;
+}
+
+/* The stream of the request that begins, taken from the pool (see http1.h). */
+static up_http1_stream_t *begin_stream(up_conn_t *conn)
+{
+    up_context_t *server = conn->server;
+    up_buffer_t *buf = &h1_of(conn)->stream;
     if (buf->base == NULL) {
         up_buffer_reserve(buf, &server->pool,
-                          sizeof(up_http1_exchange_t) +
+                          sizeof(up_http1_stream_t) +
                               server->config.max_headers * sizeof(up_http1_header_t));
-        up_http1_exchange_t *x = exchange_of(conn);
+        up_http1_stream_t *x = stream_of(conn);
         memset(x, 0, sizeof(*x));
         up_request_body_init(&x->req.body);
-        conn->req = &x->req;
-        conn->res = &x->res;
+        ex_of(conn)->req = &x->req;
+        ex_of(conn)->res = &x->res;
+        ex_of(conn)->stream = x;
     }
-    return exchange_of(conn);
+    return stream_of(conn);
 }
 
-/* Gives the exchange back to the pool; the connection holds nothing for requests now. */
-static void end_exchange(up_conn_t *conn)
+/* Gives the stream back to the pool; the connection holds nothing for requests now. */
+static void end_stream(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
-    if (h1_of(conn)->exchange.base == NULL)
+    up_context_t *server = conn->server;
+    if (h1_of(conn)->stream.base == NULL)
         return;
-    up_request_body_reset(&conn->req->body, &server->pool);
-    up_buffer_release(&h1_of(conn)->exchange, &server->pool);
-    conn->req = NULL;
-    conn->res = NULL;
+    up_request_body_reset(&ex_of(conn)->req->body, &server->pool);
+    up_buffer_release(&h1_of(conn)->stream, &server->pool);
+    ex_of(conn)->req = NULL;
+    ex_of(conn)->res = NULL;
+    ex_of(conn)->stream = NULL;
 }
 
 /* ---------------------------------------------------------------- states */
@@ -57,7 +64,7 @@ static void end_exchange(up_conn_t *conn)
 static void settle_state(up_conn_t *conn)
 {
     up_http1_t *h1 = h1_of(conn);
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     switch (h1->state) {
     case UP_HTTP1_IDLE:
         if (conn->eof) {
@@ -71,12 +78,12 @@ static void settle_state(up_conn_t *conn)
             /* Nothing buffered: an idle keep-alive connection holds no buffer at all. */
             conn->_rpos = conn->_rbuf.len = 0;
             up_buffer_release(&conn->_rbuf, &server->pool);
-            end_exchange(conn);
+            end_stream(conn);
         }
         /* While max_pipeline responses wait, parsing stops, and so does reading: a client
          * that pipelines without reading cannot make the server buffer without bound. */
         up_conn_loop_want_read(conn, h1->queued < server->config.max_pipeline);
-        up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
+        up_conn_loop_set_timer(conn, UP_HTTP1_TIMER_KEEPALIVE);
         break;
     case UP_HTTP1_HEAD:
     case UP_HTTP1_BODY:
@@ -87,7 +94,7 @@ static void settle_state(up_conn_t *conn)
             return;
         }
         up_conn_loop_want_read(conn, h1->queued < server->config.max_pipeline);
-        up_conn_loop_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_TIMER_BODY);
+        up_conn_loop_set_timer(conn, h1->state == UP_HTTP1_HEAD ? UP_TIMER_HEAD : UP_HTTP1_TIMER_BODY);
         break;
     case UP_HTTP1_APP:
         up_conn_loop_set_timer(conn, UP_TIMER_NONE);
@@ -103,11 +110,11 @@ static void settle_state(up_conn_t *conn)
 /* Answers a request the engine refuses (4xx, 5xx) and closes once that is written. */
 static void reject(up_conn_t *conn, int status, const char *reason)
 {
-    begin_exchange(conn);
-    up_request_body_reset(&conn->req->body, &conn->server->pool);
-    *conn->res = (up_response_state_t){0};
-    conn->req->head.minor_version = 1;
-    up_response_send_simple(conn, status, reason, 1);
+    begin_stream(conn);
+    up_request_body_reset(&ex_of(conn)->req->body, &conn->server->pool);
+    *ex_of(conn)->res = (up_response_state_t){0};
+    ex_of(conn)->req->head.minor_version = 1;
+    up_response_send_simple(ex_of(conn), status, reason, 1);
     h1_of(conn)->state = UP_HTTP1_CLOSING;
 }
 
@@ -122,27 +129,28 @@ static const up_http1_limits_t *limits_of(up_conn_t *conn, up_http1_limits_t *li
  * this request. Returns 1 when it did: HTTP/1 must not touch the connection any more. */
 static int switch_if_asked(up_conn_t *conn)
 {
-    up_http1_exchange_t *x = exchange_of(conn);
+    up_http1_stream_t *x = stream_of(conn);
     const up_protocol_t *next = x->next_protocol;
     void *data = x->next_data;
     if (next == NULL)
         return 0;
     conn->_rpos = x->req_end;
-    end_exchange(conn);
+    end_stream(conn);
     up_conn_loop_switch_protocol(conn, next, data);
     return 1;
 }
 
-void up_http1_switch_protocol(up_conn_t *conn, const up_protocol_t *protocol, void *data)
+void up_http1_switch_protocol(up_exchange_t *ex, const up_protocol_t *protocol, void *data)
 {
-    up_http1_exchange_t *x = exchange_of(conn);
+    up_http1_stream_t *x = ex->stream;
     x->next_protocol = protocol;
     x->next_data = data;
 }
 
-up_slice_t up_http1_lent_unread(const up_conn_t *conn)
+up_slice_t up_http1_lent_unread(const up_exchange_t *ex)
 {
-    const up_http1_exchange_t *x = (const up_http1_exchange_t *)h1_of(conn)->exchange.base;
+    const up_conn_t *conn = ex->conn;
+    const up_http1_stream_t *x = ex->stream;
     size_t end = x->req_end;
     return (up_slice_t){conn->_rbuf.base + end, conn->_rbuf.len - end};
 }
@@ -151,24 +159,24 @@ up_slice_t up_http1_lent_unread(const up_conn_t *conn)
  * 0, or 1 when the connection switched to another protocol. */
 static int request_done(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_http1_t *h1 = h1_of(conn);
-    if (!conn->res->finished) {
+    if (!ex_of(conn)->res->finished) {
         /* The binding returned without finishing its response: nothing sane can follow it on
          * this connection. */
-        if (up_response_rollback(conn) && !conn->res->started)
-            up_response_send_simple(conn, 500, "Internal Server Error", 1);
-        conn->res->keep_alive = 0;
-        exchange_of(conn)->next_protocol = NULL; /* a broken response is no way into another */
+        if (up_response_rollback(ex_of(conn)) && !ex_of(conn)->res->started)
+            up_response_send_simple(ex_of(conn), 500, "Internal Server Error", 1);
+        ex_of(conn)->res->keep_alive = 0;
+        stream_of(conn)->next_protocol = NULL; /* a broken response is no way into another */
     }
     if (switch_if_asked(conn))
         return 1;
     h1->queued++;
-    up_request_body_reset(&conn->req->body, &server->pool);
-    up_http1_exchange_t *x = exchange_of(conn);
+    up_request_body_reset(&ex_of(conn)->req->body, &server->pool);
+    up_http1_stream_t *x = stream_of(conn);
     conn->_rpos = x->req_end;
     x->last_len = 0;
-    h1->state = conn->res->keep_alive && !server->stopping && !h1->close_requested
+    h1->state = ex_of(conn)->res->keep_alive && !server->stopping && !h1->close_requested
                     ? UP_HTTP1_IDLE
                     : UP_HTTP1_CLOSING;
     return 0;
@@ -226,22 +234,22 @@ static void refuse_websocket(up_conn_t *conn, up_ws_handshake_result_t result)
 {
     const char *reason = up_ws_handshake_reason(result);
     size_t len = strlen(reason);
-    conn->res->keep_alive = 0;
-    up_response_start(conn, up_ws_handshake_status(result));
+    ex_of(conn)->res->keep_alive = 0;
+    up_response_start(ex_of(conn), up_ws_handshake_status(result));
     if (result == UP_WS_HANDSHAKE_BAD_VERSION)
-        up_response_add_header(conn, "sec-websocket-version", 21, UP_WS_VERSION, 2);
-    up_response_add_header(conn, "content-type", 12, "text/plain; charset=utf-8", 25);
-    up_response_end_head(conn, (int64_t)len + 1);
-    up_response_write(conn, reason, len);
-    up_response_write(conn, "\n", 1);
-    up_response_finish(conn);
+        up_response_add_header(ex_of(conn), "sec-websocket-version", 21, UP_WS_VERSION, 2);
+    up_response_add_header(ex_of(conn), "content-type", 12, "text/plain; charset=utf-8", 25);
+    up_response_end_head(ex_of(conn), (int64_t)len + 1);
+    up_response_write(ex_of(conn), reason, len);
+    up_response_write(ex_of(conn), "\n", 1);
+    up_response_finish(ex_of(conn));
 }
 
 /* What the request may become (a WebSocket, an event stream), for the binding. Returns 1 when
  * it asked for a WebSocket with a bad handshake: refused here, with a 400. */
 static int classify_upgrade(up_conn_t *conn)
 {
-    up_request_t *req = conn->req;
+    up_request_t *req = ex_of(conn)->req;
     req->upgrade = UP_UPGRADE_NONE;
     if (req->head.upgrade) {
         up_ws_handshake_result_t r = check_websocket(&req->head, &req->ws_key);
@@ -250,7 +258,7 @@ static int classify_upgrade(up_conn_t *conn)
             return 0;
         }
         if (up_ws_handshake_status(r) != 0) {
-            up_response_reset(conn);
+            up_response_reset(ex_of(conn));
             refuse_websocket(conn, r);
             return 1;
         }
@@ -260,42 +268,45 @@ static int classify_upgrade(up_conn_t *conn)
     return 0;
 }
 
-/* Returns 1 when the request was answered here, 0 when the binding lent it to a thread (or
- * the connection is no longer HTTP/1's). */
+/* The handler chain found no handler for the request: it goes to the app. */
+static void lend(up_exchange_t *ex)
+{
+    up_conn_t *conn = ex->conn;
+    h1_of(conn)->state = UP_HTTP1_APP;
+    up_conn_loop_set_timer(conn, UP_TIMER_NONE);
+    /* Responses to earlier pipelined requests go out now, not after this one's app call. */
+    up_conn_loop_commit(conn);
+    up_conn_loop_lend(conn);
+}
+
+/* Hands a complete request to the handler chain (core/context.h). Returns 1 when it was
+ * answered and the connection goes on, 0 when the binding lent it to a thread (or the
+ * connection is no longer HTTP/1's). */
 static int dispatch(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_http1_t *h1 = h1_of(conn);
-    up_http1_exchange_t *x = exchange_of(conn);
+    up_http1_stream_t *x = stream_of(conn);
     if (conn->_rbuf.base + conn->_rpos != x->head_at) {
         /* The read buffer moved while the body came in: the head's slices must follow it. */
         up_http1_limits_t limits;
-        conn->req->head.headers = x->headers;
+        ex_of(conn)->req->head.headers = x->headers;
         up_http1_parse_request(conn->_rbuf.base + conn->_rpos, conn->_rbuf.len - conn->_rpos, 0,
-                               &conn->req->head, limits_of(conn, &limits));
+                               &ex_of(conn)->req->head, limits_of(conn, &limits));
     }
     if (classify_upgrade(conn)) {
         h1->state = UP_HTTP1_CLOSING;
         return 0; /* a bad WebSocket handshake was refused */
     }
-    if (server->num_handlers > 0 && conn->req->upgrade == UP_UPGRADE_NONE) {
-        /* The engine's handlers (a static file) answer here, on the loop thread, before the
-         * binding is asked; what none answers goes on to the app. */
-        up_response_reset(conn);
-        if (up_server_loop_handle(server, conn)) {
-            if (server->handler.on_served != NULL)
-                server->handler.on_served(conn, server->handler.user);
-            return request_done(conn) ? 0 : 1;
-        }
-    }
-    h1->state = UP_HTTP1_APP;
-    up_conn_loop_set_timer(conn, UP_TIMER_NONE);
-    /* Responses to earlier pipelined requests go out now, not after this one's app call. */
-    up_conn_loop_commit(conn);
-    up_response_reset(conn);
-    up_conn_loop_lend(conn);
-    if (server->handler.on_request(conn, server->handler.user) == UP_REQUEST_DEFERRED)
+    up_response_reset(ex_of(conn));
+    switch (up_server_loop_handle(server, ex_of(conn), lend)) {
+    case UP_HANDLED_HERE:
+        return request_done(conn) ? 0 : 1;
+    case UP_HANDLED_DEFERRED:
         return 0;
+    case UP_HANDLED_DONE:
+        break;
+    }
     if (up_conn_loop_reclaim(conn) != 0 || request_done(conn))
         return 0;
     return 1;
@@ -304,15 +315,15 @@ static int dispatch(up_conn_t *conn)
 /* Returns 1 to go on parsing, 0 to wait for more bytes or stop. */
 static int handle_head(up_conn_t *conn)
 {
-    up_server_t *server = conn->server;
+    up_context_t *server = conn->server;
     up_http1_t *h1 = h1_of(conn);
     size_t avail = conn->_rbuf.len - conn->_rpos;
     if (avail == 0) {
         h1->state = UP_HTTP1_IDLE;
         return 0;
     }
-    up_http1_exchange_t *x = begin_exchange(conn);
-    up_http1_request_t *head = &conn->req->head;
+    up_http1_stream_t *x = begin_stream(conn);
+    up_http1_request_t *head = &ex_of(conn)->req->head;
     up_http1_limits_t limits;
     head->headers = x->headers;
     const char *at = conn->_rbuf.base + conn->_rpos;
@@ -352,7 +363,7 @@ static int handle_head(up_conn_t *conn)
     }
     /* RFC 9110 §10.1.1: the client holds the body back until told to go on. */
     if (head->expect_continue && conn->_rbuf.len == x->body_pos)
-        up_response_send_continue(conn);
+        up_response_send_continue(ex_of(conn));
     h1->state = UP_HTTP1_BODY;
     return 1;
 }
@@ -360,7 +371,7 @@ static int handle_head(up_conn_t *conn)
 static int body_store(up_conn_t *conn, const char *src, size_t len, uint64_t expected)
 {
     up_server_config_t *cfg = &conn->server->config;
-    if (up_request_body_append(&conn->req->body, &conn->server->pool, src, len, expected,
+    if (up_request_body_append(&ex_of(conn)->req->body, &conn->server->pool, src, len, expected,
                                cfg->spool_threshold, cfg->tmp_dir) == 0)
         return 0;
     if (conn->server->handler.on_log != NULL)
@@ -373,13 +384,14 @@ static int body_store(up_conn_t *conn, const char *src, size_t len, uint64_t exp
 /* Returns 1 once the whole body is in and the request was dispatched and answered. */
 static int handle_body(up_conn_t *conn)
 {
-    up_http1_exchange_t *x = exchange_of(conn);
+    up_http1_stream_t *x = stream_of(conn);
     char *start = conn->_rbuf.base + x->body_pos;
     size_t avail = conn->_rbuf.len - x->body_pos;
-    up_request_body_t *body = &conn->req->body;
+    up_request_t *req = ex_of(conn)->req;
+    up_request_body_t *body = &req->body;
     int untouched = body->len == 0 && body->fd < 0 && body->_buf.base == NULL;
 
-    if (conn->req->head.chunked) {
+    if (req->head.chunked) {
         size_t len = avail;
         ssize_t r = up_chunked_decode(&x->chunked, start, &len);
         if (r == UP_CHUNKED_ERROR) {
@@ -403,7 +415,7 @@ static int handle_body(up_conn_t *conn)
         if (take == x->body_left && untouched) {
             up_request_body_borrow(body, start, take);
         } else if (take > 0 &&
-                   body_store(conn, start, take, (uint64_t)conn->req->head.content_length) != 0) {
+                   body_store(conn, start, take, (uint64_t)req->head.content_length) != 0) {
             return 0;
         }
         x->body_left -= take;
@@ -509,14 +521,22 @@ static void http1_on_notify(up_conn_t *conn)
 
 static void http1_on_close(up_conn_t *conn)
 {
-    end_exchange(conn);
+    end_stream(conn);
+}
+
+void up_http1_init_timers(up_context_t *server)
+{
+    up_timer_list_init(&server->timers[UP_HTTP1_TIMER_KEEPALIVE],
+                       server->config.keepalive_timeout_ms);
+    up_timer_list_init(&server->timers[UP_HTTP1_TIMER_BODY], server->config.body_timeout_ms);
 }
 
 void up_http1_start(up_conn_t *conn)
 {
     h1_of(conn)->state = UP_HTTP1_IDLE;
+    ex_of(conn)->conn = conn;
     up_conn_loop_want_read(conn, 1);
-    up_conn_loop_set_timer(conn, UP_TIMER_KEEPALIVE);
+    up_conn_loop_set_timer(conn, UP_HTTP1_TIMER_KEEPALIVE);
 }
 
 const up_protocol_t up_http1_protocol = {

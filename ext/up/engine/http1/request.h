@@ -1,7 +1,7 @@
 #ifndef UP_REQUEST_H
 #define UP_REQUEST_H
 
-/* The request of an HTTP/1 exchange as the binding and the handlers see it (conn->req): its
+/* The request of an HTTP/1 exchange as the binding and the handlers see it (ex->req): its
  * parsed head, its body, and what it may become. */
 
 #include "base/slice.h"

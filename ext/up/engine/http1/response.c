@@ -112,20 +112,22 @@ static void out_u64(up_conn_t *conn, uint64_t v)
     out(conn, p, (size_t)(end - p));
 }
 
-void up_response_reset(up_conn_t *conn)
+void up_response_reset(up_exchange_t *ex)
 {
-    const up_http1_request_t *head = &conn->req->head;
-    *conn->res = (up_response_state_t){0};
-    conn->res->content_length = -1;
-    conn->res->head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
-    conn->res->keep_alive = head->keep_alive && !conn->server->stopping;
+    up_conn_t *conn = ex->conn;
+    const up_http1_request_t *head = &ex->req->head;
+    *ex->res = (up_response_state_t){0};
+    ex->res->content_length = -1;
+    ex->res->head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
+    ex->res->keep_alive = head->keep_alive && !conn->server->stopping;
 }
 
 #define NAME_IS(name, len, lit) UP_LOWER_EQ((name), (len), (lit))
 
-up_response_error_t up_response_start(up_conn_t *conn, int status)
+up_response_error_t up_response_start(up_exchange_t *ex, int status)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (res->started && !res->finished)
         return UP_RESPONSE_E_STATE;
     if (status < 100 || status > 999)
@@ -195,10 +197,11 @@ static void out_header(up_conn_t *conn, const char *name, size_t name_len, const
     out_commit(conn, name_len + value_len + 4);
 }
 
-up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
+up_response_error_t up_response_add_header(up_exchange_t *ex, const char *name, size_t name_len,
                                            const char *value, size_t value_len)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->started || res->head_done)
         return UP_RESPONSE_E_STATE;
     if (name_len == 0)
@@ -247,9 +250,10 @@ up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, si
     return UP_RESPONSE_OK;
 }
 
-up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
+up_response_error_t up_response_end_head(up_exchange_t *ex, int64_t body_length)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->started || res->head_done)
         return UP_RESPONSE_E_STATE;
 
@@ -280,7 +284,7 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
         OUT_LIT(conn, "\r\n");
     } else if (res->head_only) {
         res->framing = UP_FRAMING_NONE;
-    } else if (conn->req->head.minor_version >= 1) {
+    } else if (ex->req->head.minor_version >= 1) {
         res->framing = UP_FRAMING_CHUNKED;
         OUT_LIT(conn, "transfer-encoding: chunked\r\n");
     } else {
@@ -290,7 +294,7 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
 
     if (!res->keep_alive)
         OUT_LIT(conn, "connection: close\r\n");
-    else if (conn->req->head.minor_version == 0)
+    else if (ex->req->head.minor_version == 0)
         OUT_LIT(conn, "connection: keep-alive\r\n");
     if (!res->has_date) {
         char *p = out_reserve(conn, 6 + UP_DATE_LEN + 2);
@@ -306,9 +310,10 @@ up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length)
 
 /* How much of a len-byte body part the framing lets through (0 for none), with the chunk
  * header written when chunked. The caller queues the part, then calls frame_part_end. */
-static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
+static up_response_error_t frame_part(up_exchange_t *ex, size_t *len)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
     if (up_conn_any_broken(conn))
@@ -338,36 +343,40 @@ static up_response_error_t frame_part(up_conn_t *conn, size_t *len)
     return UP_RESPONSE_OK;
 }
 
-static void frame_part_end(up_conn_t *conn, size_t len)
+static void frame_part_end(up_exchange_t *ex, size_t len)
 {
-    if (conn->res->framing == UP_FRAMING_CHUNKED && len > 0)
+    up_conn_t *conn = ex->conn;
+    if (ex->res->framing == UP_FRAMING_CHUNKED && len > 0)
         OUT_LIT(conn, "\r\n");
 }
 
-up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len)
+up_response_error_t up_response_write(up_exchange_t *ex, const char *data, size_t len)
 {
-    up_response_error_t err = frame_part(conn, &len);
+    up_conn_t *conn = ex->conn;
+    up_response_error_t err = frame_part(ex, &len);
     if (err != UP_RESPONSE_OK || len == 0)
         return err;
     out(conn, data, len);
-    frame_part_end(conn, len);
+    frame_part_end(ex, len);
     return UP_RESPONSE_OK;
 }
 
-up_response_error_t up_response_write_shared(up_conn_t *conn, up_shared_t *shared, size_t offset,
+up_response_error_t up_response_write_shared(up_exchange_t *ex, up_shared_t *shared, size_t offset,
                                              size_t len)
 {
-    up_response_error_t err = frame_part(conn, &len);
+    up_conn_t *conn = ex->conn;
+    up_response_error_t err = frame_part(ex, &len);
     if (err != UP_RESPONSE_OK || len == 0)
         return err;
     up_outq_append_shared(&conn->_staged, shared, offset, len);
-    frame_part_end(conn, len);
+    frame_part_end(ex, len);
     return UP_RESPONSE_OK;
 }
 
-up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len)
+up_response_error_t up_response_sendfile(up_exchange_t *ex, int fd, off_t offset, uint64_t len)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED) {
         /* The binding passes a file's size to end_head, so chunked framing is a misuse. */
         close(fd);
@@ -387,10 +396,11 @@ up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, 
     return UP_RESPONSE_OK;
 }
 
-up_response_error_t up_response_sendfile_ref(up_conn_t *conn, up_shared_t *owner, int fd,
+up_response_error_t up_response_sendfile_ref(up_exchange_t *ex, up_shared_t *owner, int fd,
                                              off_t offset, uint64_t len)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED)
         return UP_RESPONSE_E_STATE;
     if (res->framing == UP_FRAMING_NONE)
@@ -405,9 +415,10 @@ up_response_error_t up_response_sendfile_ref(up_conn_t *conn, up_shared_t *owner
     return UP_RESPONSE_OK;
 }
 
-up_response_error_t up_response_finish(up_conn_t *conn)
+up_response_error_t up_response_finish(up_exchange_t *ex)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
     if (res->framing == UP_FRAMING_CHUNKED)
@@ -418,9 +429,10 @@ up_response_error_t up_response_finish(up_conn_t *conn)
     return UP_RESPONSE_OK;
 }
 
-int up_response_rollback(up_conn_t *conn)
+int up_response_rollback(up_exchange_t *ex)
 {
-    up_response_state_t *res = conn->res;
+    up_conn_t *conn = ex->conn;
+    up_response_state_t *res = ex->res;
     if (!res->started)
         return 1;
     if (res->posted) {
@@ -436,44 +448,50 @@ int up_response_rollback(up_conn_t *conn)
 }
 
 /* What is staged leaves the rollback's reach. */
-static void mark_posted(up_conn_t *conn)
+static void mark_posted(up_exchange_t *ex)
 {
-    if (conn->res->started && !up_outq_empty(&conn->_staged))
-        conn->res->posted = 1;
+    up_conn_t *conn = ex->conn;
+    if (ex->res->started && !up_outq_empty(&conn->_staged))
+        ex->res->posted = 1;
 }
 
-int up_response_send(up_conn_t *conn)
+int up_response_send(up_exchange_t *ex)
 {
-    mark_posted(conn);
+    up_conn_t *conn = ex->conn;
+    mark_posted(ex);
     return up_conn_lent_send(conn);
 }
 
-int up_response_post(up_conn_t *conn)
+int up_response_post(up_exchange_t *ex)
 {
-    mark_posted(conn);
+    up_conn_t *conn = ex->conn;
+    mark_posted(ex);
     return up_conn_lent_post(conn);
 }
 
-int up_response_hijack(up_conn_t *conn)
+int up_response_hijack(up_exchange_t *ex)
 {
-    mark_posted(conn);
+    up_conn_t *conn = ex->conn;
+    mark_posted(ex);
     return up_conn_lent_hijack(conn);
 }
 
-void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close)
+void up_response_send_simple(up_exchange_t *ex, int status, const char *body, int close)
 {
+    up_conn_t *conn = ex->conn;
     size_t body_len = strlen(body);
     if (close)
-        conn->res->keep_alive = 0;
-    up_response_start(conn, status);
+        ex->res->keep_alive = 0;
+    up_response_start(ex, status);
     OUT_LIT(conn, "content-type: text/plain; charset=utf-8\r\n");
-    up_response_end_head(conn, (int64_t)body_len + 1);
-    up_response_write(conn, body, body_len);
-    up_response_write(conn, "\n", 1);
-    up_response_finish(conn);
+    up_response_end_head(ex, (int64_t)body_len + 1);
+    up_response_write(ex, body, body_len);
+    up_response_write(ex, "\n", 1);
+    up_response_finish(ex);
 }
 
-void up_response_send_continue(up_conn_t *conn)
+void up_response_send_continue(up_exchange_t *ex)
 {
+    up_conn_t *conn = ex->conn;
     OUT_LIT(conn, "HTTP/1.1 100 Continue\r\n\r\n");
 }

@@ -11,13 +11,15 @@
  * finish. A 1xx status (103 Early Hints) ends at end_head and a final response may start after
  * it.
  *
- * Everything is queued on conn->_staged by the thread that has the exchange; up_response_send
- * hands it to the loop to be written (otherwise it goes when the exchange is returned). */
+ * Everything is queued on the exchange's connection (its _staged queue) by the thread that has
+ * the exchange; up_response_send hands it to the loop to be written (otherwise it goes when
+ * the exchange is returned). */
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "core/outq.h"
 
 typedef enum up_framing_t {
@@ -57,59 +59,59 @@ typedef enum up_response_error_t {
     UP_RESPONSE_E_CLIENT_GONE        /* the connection broke; stop producing the body */
 } up_response_error_t;
 
-up_response_error_t up_response_start(up_conn_t *conn, int status);
+up_response_error_t up_response_start(up_exchange_t *ex, int status);
 /* Names are written in lower case. Fields the writer owns are handled, not copied: date (kept,
  * and then no Date of ours), connection (its close is honoured, our own field is written),
  * content-length (checked, then used for framing), transfer-encoding (the app frames the body
  * itself). Fields a status forbids (content-length on 204...) are dropped. */
-up_response_error_t up_response_add_header(up_conn_t *conn, const char *name, size_t name_len,
+up_response_error_t up_response_add_header(up_exchange_t *ex, const char *name, size_t name_len,
                                            const char *value, size_t value_len);
 /* body_length: the body's size when the binding knows it (an Array body, a file), else -1, or
  * UP_RESPONSE_OPEN_STREAM for a body that is a stream another protocol writes after the head
  * (an event stream): no length, no chunks, the connection's end ends it. */
 #define UP_RESPONSE_OPEN_STREAM (-2)
-up_response_error_t up_response_end_head(up_conn_t *conn, int64_t body_length);
-up_response_error_t up_response_write(up_conn_t *conn, const char *data, size_t len);
+up_response_error_t up_response_end_head(up_exchange_t *ex, int64_t body_length);
+up_response_error_t up_response_write(up_exchange_t *ex, const char *data, size_t len);
 /* A body part the writer references instead of copying (a large String, a shared frame). */
-up_response_error_t up_response_write_shared(up_conn_t *conn, up_shared_t *shared, size_t offset,
+up_response_error_t up_response_write_shared(up_exchange_t *ex, up_shared_t *shared, size_t offset,
                                              size_t len);
 /* Queues len bytes of fd from offset; the writer owns fd from now on and closes it. */
-up_response_error_t up_response_sendfile(up_conn_t *conn, int fd, off_t offset, uint64_t len);
+up_response_error_t up_response_sendfile(up_exchange_t *ex, int fd, off_t offset, uint64_t len);
 /* The same for an fd that owner keeps open (a cached file): a reference to owner is held until
  * the bytes are written, and fd is never closed by the writer. */
-up_response_error_t up_response_sendfile_ref(up_conn_t *conn, up_shared_t *owner, int fd,
+up_response_error_t up_response_sendfile_ref(up_exchange_t *ex, up_shared_t *owner, int fd,
                                              off_t offset, uint64_t len);
 /* Ends the body (last chunk); a body shorter than its content-length closes the connection. */
-up_response_error_t up_response_finish(up_conn_t *conn);
+up_response_error_t up_response_finish(up_exchange_t *ex);
 
 /* Drops whatever this response queued, if none of it has been handed to the loop yet (returns
  * 1), so an error found mid-way can still become a clean 500. Returns 0 when bytes may already
  * be on the wire: the connection is then marked to close after what is queued. */
-int up_response_rollback(up_conn_t *conn);
+int up_response_rollback(up_exchange_t *ex);
 
 /* Hands what is staged to the loop now (a streamed part, early hints): see up_conn_lent_send.
  * Returns 0, or -1 when the client is gone. */
-int up_response_send(up_conn_t *conn);
+int up_response_send(up_exchange_t *ex);
 
 /* The same without waking the loop (see up_conn_lent_post): returns 1 when the caller must wake
  * it unless it runs a turn itself, 0 when not, -1 when the client is gone. */
-int up_response_post(up_conn_t *conn);
+int up_response_post(up_exchange_t *ex);
 
 /* The same, asking for the connection's socket too (up_conn_lent_hijack): the head staged for a
  * partial hijack or a 101 goes out first and can no longer be rolled back. Returns what
  * up_conn_lent_hijack does. */
-int up_response_hijack(up_conn_t *conn);
+int up_response_hijack(up_exchange_t *ex);
 
 /* A whole small response with a text/plain body: the engine's 4xx and the binding's 500. */
-void up_response_send_simple(up_conn_t *conn, int status, const char *body, int close);
+void up_response_send_simple(up_exchange_t *ex, int status, const char *body, int close);
 
 /* "HTTP/1.1 100 Continue\r\n\r\n", queued ahead of reading a body the client holds back. */
-void up_response_send_continue(up_conn_t *conn);
+void up_response_send_continue(up_exchange_t *ex);
 
 /* The reason phrase for a status, "" when none is registered. */
 const char *up_status_reason(int status);
 
-/* Starts the writer's state for the request in conn->req. */
-void up_response_reset(up_conn_t *conn);
+/* Starts the writer's state for the exchange's request. */
+void up_response_reset(up_exchange_t *ex);
 
 #endif

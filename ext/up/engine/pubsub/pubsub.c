@@ -35,7 +35,7 @@ struct topic_t {
 };
 
 struct up_pubsub_t {
-    up_server_t *server;
+    up_context_t *server;
     uint64_t max_pending;
     up_pubsub_callbacks_t callbacks;
     pthread_mutex_t lock; /* the registry: topics, subscriptions, counters */
@@ -138,7 +138,7 @@ static uint64_t hash_of(const char *s, size_t len)
     return h;
 }
 
-up_pubsub_t *up_pubsub_new(up_server_t *server, uint64_t max_pending,
+up_pubsub_t *up_pubsub_new(up_context_t *server, uint64_t max_pending,
                            const up_pubsub_callbacks_t *callbacks)
 {
     up_pubsub_t *ps = up_calloc(1, sizeof(*ps));
@@ -497,7 +497,7 @@ static void deliver_to(publish_t *p, topic_t *t)
         deliver(p, s);
 }
 
-static void publish_run(up_server_t *server, up_task_t *task)
+static void publish_run(up_context_t *server, up_task_t *task)
 {
     publish_t *p = (publish_t *)task;
     up_pubsub_t *ps = p->ps;

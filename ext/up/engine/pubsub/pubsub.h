@@ -59,7 +59,7 @@ typedef struct up_pubsub_stats_t {
 } up_pubsub_stats_t;
 
 /* One per server, made before it runs; max_pending 0: no bound. */
-up_pubsub_t *up_pubsub_new(up_server_t *server, uint64_t max_pending,
+up_pubsub_t *up_pubsub_new(up_context_t *server, uint64_t max_pending,
                            const up_pubsub_callbacks_t *callbacks);
 /* Once the loop is done with the server (after up_server_free's closes). */
 void up_pubsub_free(up_pubsub_t *ps);

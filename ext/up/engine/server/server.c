@@ -18,7 +18,7 @@
 #define ACCEPTS_PER_EVENT 64
 #define LISTEN_BACKLOG 1024
 
-static void log_line(up_server_t *server, const char *message)
+static void log_line(up_context_t *server, const char *message)
 {
     if (server->handler.on_log != NULL)
         server->handler.on_log(message, server->handler.user);
@@ -27,7 +27,7 @@ static void log_line(up_server_t *server, const char *message)
 /* Watches the listeners when the server may accept, and not otherwise. A listener the loop
  * would not watch (or stop watching) is logged and tried again at the next tick, through
  * accept_paused: left as it was, it would go on accepting, or stay deaf, until a restart. */
-static void update_accepting(up_server_t *server)
+static void update_accepting(up_context_t *server)
 {
     unsigned events = server->stopping || server->accept_paused || server->accept_held
                           ? 0
@@ -43,7 +43,7 @@ static void update_accepting(up_server_t *server)
     }
 }
 
-void up_server_hold_accept(up_server_t *server, int hold)
+void up_server_hold_accept(up_context_t *server, int hold)
 {
     if (server->accept_held == hold)
         return;
@@ -62,7 +62,7 @@ static void expire(up_timer_list_t *list, uint64_t now)
 
 static void server_on_tick(void *data)
 {
-    up_server_t *server = data;
+    up_context_t *server = data;
     uint64_t now = up_loop_now(server->loop);
     up_date_refresh(&server->date);
     if (server->accept_paused) {
@@ -76,7 +76,7 @@ static void server_on_tick(void *data)
 }
 
 /* The tasks handed so far, oldest first. */
-static void run_tasks(up_server_t *server)
+static void run_tasks(up_context_t *server)
 {
     up_task_t *list = atomic_exchange(&server->task_head, NULL), *fifo = NULL;
     while (list != NULL) {
@@ -95,28 +95,28 @@ static void run_tasks(up_server_t *server)
 /* Other threads' tasks and mail; then each connection they wrote to is written once. */
 static void server_on_wake(void *data)
 {
-    up_server_t *server = data;
+    up_context_t *server = data;
     run_tasks(server);
     up_conn_loop_take_mail(server);
     up_conn_loop_run_deferred_reads(server);
     up_conn_loop_run_deferred(server);
 }
 
-up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
-                           const up_server_handler_t *handler)
+up_context_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
+                            const up_server_handler_t *handler)
 {
-    up_server_t *server = up_calloc(1, sizeof(*server));
+    up_context_t *server = up_calloc(1, sizeof(*server));
     server->loop = loop;
     server->config = *cfg;
     server->handler = *handler;
     up_buffer_pool_init(&server->pool);
     up_date_init(&server->date);
-    up_timer_list_init(&server->timers[UP_TIMER_NONE], 0);
-    up_timer_list_init(&server->timers[UP_TIMER_KEEPALIVE], cfg->keepalive_timeout_ms);
+    for (int kind = 0; kind < UP_TIMER__FIXED; kind++)
+        up_timer_list_init(&server->timers[kind], 0); /* a protocol sets its own below */
     up_timer_list_init(&server->timers[UP_TIMER_HEAD], cfg->head_timeout_ms);
-    up_timer_list_init(&server->timers[UP_TIMER_BODY], cfg->body_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_WRITE], cfg->write_timeout_ms);
     up_timer_list_init(&server->timers[UP_TIMER_LINGER], UP_LINGER_TIMEOUT_MS);
+    up_http1_init_timers(server);
     atomic_init(&server->mail_head, NULL);
     atomic_init(&server->task_head, NULL);
     atomic_init(&server->refs, 1);
@@ -129,12 +129,12 @@ up_server_t *up_server_new(up_loop_t *loop, const up_server_config_t *cfg,
  * stop read their listener's address (conn->listener), and they may outlive this. */
 static void listener_on_closed(up_watcher_t *w, unsigned revents)
 {
-    up_server_t *server = ((up_listener_t *)w)->server;
+    up_context_t *server = ((up_listener_t *)w)->server;
     (void)revents;
     up_server_release(server);
 }
 
-static void close_listeners(up_server_t *server)
+static void close_listeners(up_context_t *server)
 {
     while (server->listeners != NULL) {
         up_listener_t *l = server->listeners;
@@ -150,7 +150,7 @@ static void close_listeners(up_server_t *server)
     }
 }
 
-void up_server_free(up_server_t *server)
+void up_server_free(up_context_t *server)
 {
     close_listeners(server);
     /* Exchanges returned since the last wake-up close normally; one still lent has no thread
@@ -174,7 +174,7 @@ void up_server_free(up_server_t *server)
  * the next connect, would take every connection opened one after another (and hold every
  * long-lived one) while its siblings sit idle. Watching anew after each accept makes the
  * wake-ups go round. */
-static void take_turn(up_server_t *server, up_listener_t *l)
+static void take_turn(up_context_t *server, up_listener_t *l)
 {
     /* A failed unwatch leaves it watched where it was: only the turn is lost. */
     if (up_loop_watch(server->loop, &l->watcher, 0) == 0)
@@ -184,7 +184,7 @@ static void take_turn(up_server_t *server, up_listener_t *l)
 static void listener_on_read(up_watcher_t *w, unsigned revents)
 {
     up_listener_t *l = (up_listener_t *)w;
-    up_server_t *server = l->server;
+    up_context_t *server = l->server;
     (void)revents;
     /* Woken alone among the workers (exclusive), take one connection and let the next one
      * arriving wake another worker: taking all that are queued would land a burst of new
@@ -236,7 +236,7 @@ static void describe_address(up_listener_t *l, int fd)
     snprintf(l->port, sizeof(l->port), "%u", port);
 }
 
-static int add_listener(up_server_t *server, int fd, int owned, const up_transport_t *transport,
+static int add_listener(up_context_t *server, int fd, int owned, const up_transport_t *transport,
                         void *ctx, const up_protocol_t *protocol, const char **err)
 {
     up_listener_t *l = up_calloc(1, sizeof(*l));
@@ -263,24 +263,24 @@ static int add_listener(up_server_t *server, int fd, int owned, const up_transpo
     return 0;
 }
 
-int up_server_adopt_listener_with(up_server_t *server, int fd, const up_transport_t *transport,
+int up_server_adopt_listener_with(up_context_t *server, int fd, const up_transport_t *transport,
                                   void *ctx, const up_protocol_t *protocol, const char **err)
 {
     return add_listener(server, fd, 0, transport, ctx, protocol, err);
 }
 
-int up_server_adopt_listener(up_server_t *server, int fd, const char **err)
+int up_server_adopt_listener(up_context_t *server, int fd, const char **err)
 {
     return add_listener(server, fd, 0, &up_transport_tcp, NULL, &up_http1_protocol, err);
 }
 
-int up_server_listen(up_server_t *server, const char *host, const char *port, const char **err)
+int up_server_listen(up_context_t *server, const char *host, const char *port, const char **err)
 {
     return up_server_listen_with(server, host, port, &up_transport_tcp, NULL, &up_http1_protocol,
                                  err);
 }
 
-int up_server_listen_with(up_server_t *server, const char *host, const char *port,
+int up_server_listen_with(up_context_t *server, const char *host, const char *port,
                           const up_transport_t *transport, void *ctx,
                           const up_protocol_t *protocol, const char **err)
 {
@@ -326,7 +326,7 @@ typedef struct replace_task_t {
     void *old_ctx, *ctx;
 } replace_task_t;
 
-static void replace_context(up_server_t *server, up_task_t *task)
+static void replace_context(up_context_t *server, up_task_t *task)
 {
     replace_task_t *r = (replace_task_t *)task;
     for (up_listener_t *l = server->listeners; l != NULL; l = l->next) {
@@ -341,7 +341,7 @@ static void replace_context(up_server_t *server, up_task_t *task)
     free(r);
 }
 
-void up_server_any_replace_context(up_server_t *server, const up_transport_t *transport,
+void up_server_any_replace_context(up_context_t *server, const up_transport_t *transport,
                                    void *old_ctx, void *ctx)
 {
     replace_task_t *r = up_malloc(sizeof(*r));
@@ -357,7 +357,7 @@ void up_server_any_replace_context(up_server_t *server, const up_transport_t *tr
 
 /* ---------------------------------------------------------------- stopping */
 
-void up_server_stop(up_server_t *server)
+void up_server_stop(up_context_t *server)
 {
     server->stopping = 1;
     close_listeners(server);
@@ -369,12 +369,12 @@ void up_server_stop(up_server_t *server)
     }
 }
 
-size_t up_server_num_conns(const up_server_t *server)
+size_t up_server_num_conns(const up_context_t *server)
 {
     return server->num_conns;
 }
 
-void up_server_close_all(up_server_t *server)
+void up_server_close_all(up_context_t *server)
 {
     up_conn_t *conn = server->conns;
     while (conn != NULL) {

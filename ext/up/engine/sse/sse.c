@@ -24,28 +24,28 @@ static up_sse_t *sse_of(up_conn_t *conn)
 
 /* ---------------------------------------------------------------- the request */
 
-int up_sse_lent_start_accept(up_conn_t *conn)
+int up_sse_lent_start_accept(up_exchange_t *ex)
 {
-    if (conn->req->upgrade != UP_UPGRADE_SSE)
+    if (ex->req->upgrade != UP_UPGRADE_SSE)
         return -1;
-    up_response_start(conn, 200);
-    up_response_add_header(conn, "content-type", 12, "text/event-stream", 17);
-    up_response_add_header(conn, "cache-control", 13, "no-cache", 8);
+    up_response_start(ex, 200);
+    up_response_add_header(ex, "content-type", 12, "text/event-stream", 17);
+    up_response_add_header(ex, "cache-control", 13, "no-cache", 8);
     return 0;
 }
 
-int up_sse_lent_accept(up_conn_t *conn, unsigned heartbeat_ms, const up_upgrade_events_t *events,
+int up_sse_lent_accept(up_exchange_t *ex, unsigned heartbeat_ms, const up_upgrade_events_t *events,
                        void *user)
 {
-    if (conn->req->upgrade != UP_UPGRADE_SSE ||
-        up_response_end_head(conn, UP_RESPONSE_OPEN_STREAM) != UP_RESPONSE_OK)
+    if (ex->req->upgrade != UP_UPGRADE_SSE ||
+        up_response_end_head(ex, UP_RESPONSE_OPEN_STREAM) != UP_RESPONSE_OK)
         return -1;
-    up_response_finish(conn);
+    up_response_finish(ex);
     up_sse_t *sse = up_calloc(1, sizeof(*sse));
     sse->events = events;
     sse->user = user;
     sse->heartbeat_ms = heartbeat_ms;
-    up_http1_switch_protocol(conn, &up_sse_protocol, sse);
+    up_http1_switch_protocol(ex, &up_sse_protocol, sse);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "http1/upgrade.h"
 
 #define UP_SSE_DEFAULT_HEARTBEAT_MS 15000
@@ -22,8 +23,8 @@ extern const up_protocol_t up_sse_protocol;
  * then the head is sent without an end (the stream ends when the connection does) and the
  * connection carries events. heartbeat_ms 0: none. Returns 0, or -1 when the request is not
  * an event-stream request (nothing was written by accept). */
-int up_sse_lent_start_accept(up_conn_t *conn);
-int up_sse_lent_accept(up_conn_t *conn, unsigned heartbeat_ms, const up_upgrade_events_t *events,
+int up_sse_lent_start_accept(up_exchange_t *ex);
+int up_sse_lent_accept(up_exchange_t *ex, unsigned heartbeat_ms, const up_upgrade_events_t *events,
                        void *user);
 
 /* Any thread holding a reference: one event. data may hold line breaks (CR, LF or CRLF): each

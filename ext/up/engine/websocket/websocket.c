@@ -123,29 +123,29 @@ static size_t extension_offers(const up_http1_request_t *head, up_slice_t *value
     return n;
 }
 
-up_ws_t *up_ws_lent_start_accept(up_conn_t *conn, const up_ws_settings_t *settings)
+up_ws_t *up_ws_lent_start_accept(up_exchange_t *ex, const up_ws_settings_t *settings)
 {
-    if (conn->req->upgrade != UP_UPGRADE_WEBSOCKET)
+    if (ex->req->upgrade != UP_UPGRADE_WEBSOCKET)
         return NULL;
     up_ws_t *ws = up_calloc(1, sizeof(*ws));
     ws->max_message = settings->max_message;
     atomic_init(&ws->ping_ms, settings->ping_ms);
     pthread_mutex_init(&ws->send_lock, NULL);
     char accept[UP_WS_ACCEPT_LEN + 1];
-    up_ws_accept_key(conn->req->ws_key.base, conn->req->ws_key.len, accept);
-    up_response_start(conn, 101);
-    up_response_add_header(conn, "upgrade", 7, "websocket", 9);
-    up_response_add_header(conn, "connection", 10, "Upgrade", 7);
-    up_response_add_header(conn, "sec-websocket-accept", 20, accept, UP_WS_ACCEPT_LEN);
+    up_ws_accept_key(ex->req->ws_key.base, ex->req->ws_key.len, accept);
+    up_response_start(ex, 101);
+    up_response_add_header(ex, "upgrade", 7, "websocket", 9);
+    up_response_add_header(ex, "connection", 10, "Upgrade", 7);
+    up_response_add_header(ex, "sec-websocket-accept", 20, accept, UP_WS_ACCEPT_LEN);
     if (settings->compressors != NULL) {
         up_slice_t offers[8];
-        size_t n = extension_offers(&conn->req->head, offers, 8);
+        size_t n = extension_offers(&ex->req->head, offers, 8);
         char extension[UP_WS_DEFLATE_RESPONSE_MAX];
         size_t len = n == 0 ? 0
                             : up_ws_deflate_negotiate(&deflate_policy, offers, n, &ws->params,
                                                       extension, sizeof(extension));
         if (len > 0) {
-            up_response_add_header(conn, "sec-websocket-extensions", 24, extension, len);
+            up_response_add_header(ex, "sec-websocket-extensions", 24, extension, len);
             ws->compressors = settings->compressors;
             up_ws_inflater_init(&ws->inflater, &ws->params,
                                 ws->max_message > 0 ? (size_t)ws->max_message : SIZE_MAX);
@@ -155,15 +155,16 @@ up_ws_t *up_ws_lent_start_accept(up_conn_t *conn, const up_ws_settings_t *settin
     return ws;
 }
 
-int up_ws_lent_accept(up_conn_t *conn, up_ws_t *ws, const up_upgrade_events_t *events, void *user)
+int up_ws_lent_accept(up_exchange_t *ex, up_ws_t *ws, const up_upgrade_events_t *events,
+                      void *user)
 {
-    if (up_response_end_head(conn, -1) != UP_RESPONSE_OK) {
+    if (up_response_end_head(ex, -1) != UP_RESPONSE_OK) {
         up_ws_discard(ws);
         return -1;
     }
     ws->events = events;
     ws->user = user;
-    up_http1_switch_protocol(conn, &up_websocket_protocol, ws);
+    up_http1_switch_protocol(ex, &up_websocket_protocol, ws);
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "base/utf8.h"
 #include "core/conn.h"
+#include "core/exchange.h"
 #include "core/outq.h"
 #include "http1/upgrade.h"
 #include "http1/websocket_handshake.h"
@@ -52,8 +53,9 @@ extern const up_protocol_t up_websocket_protocol;
  * (cookies, the chosen Sec-WebSocket-Protocol) with up_response_add_header, and ends with
  * accept (events and user are the binding's, upgrade.h; it returns 0, or -1 and ws is gone)
  * or, when it gives up, discard. settings are copied. */
-up_ws_t *up_ws_lent_start_accept(up_conn_t *conn, const up_ws_settings_t *settings);
-int up_ws_lent_accept(up_conn_t *conn, up_ws_t *ws, const up_upgrade_events_t *events, void *user);
+up_ws_t *up_ws_lent_start_accept(up_exchange_t *ex, const up_ws_settings_t *settings);
+int up_ws_lent_accept(up_exchange_t *ex, up_ws_t *ws, const up_upgrade_events_t *events,
+                      void *user);
 void up_ws_discard(up_ws_t *ws);
 
 /* ---- compressors -------------------------------------------------------------------------- */
