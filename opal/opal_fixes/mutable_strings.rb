@@ -41,7 +41,7 @@ require 'rack_compat/bytes'
   };
 
   // __up_mutate's answer for `<<` of a String to a String (not a subclass), as __up_compute
-  // and __up_like give it, when the parts join as plain JS strings: both text, or bytes
+  // gives it, when the parts join as plain JS strings: both text, or bytes
   // (RackCompat::Bytes) with text that is ASCII, which has the same bytes either way. null
   // for every other call. Appends are most of the changes (session cookies, Marshal.dump,
   // templates and loggers build strings so) and the general path allocates several Arrays,
@@ -50,13 +50,6 @@ require 'rack_compat/bytes'
   var is_bytes = function(string) {
     var internal = string.internal_encoding;
     return internal != null && internal['$binary?']();
-  };
-  var like = function(self, value) {
-    if (typeof self === 'string') return value;
-    var copy = new String(value.toString());
-    if (value.encoding) copy.encoding = value.encoding;
-    if (value.internal_encoding) copy.internal_encoding = value.internal_encoding;
-    return copy;
   };
   Opal.up_append = function(self, name, args) {
     if (name != '<<' || args.length !== 1 || self.$$class !== Opal.String) return null;
@@ -71,7 +64,7 @@ require 'rack_compat/bytes'
     } else {
       return null;
     }
-    var changed = like(self, value);
+    var changed = self.$__up_like(value);
     if (self.$$up_mutable !== true) return [changed, changed];
     Opal.up_set_value(self, changed);
     return [self, self];
