@@ -8,6 +8,19 @@ require 'rack_compat/bytes'
 # HMAC-SHA-256, so a cookie made on MRI opens here and the other way round. Keys, ivs and
 # data are taken as bytes (either string kind, RackCompat::Bytes.to_buffer); results are
 # binary strings. Nothing else of OpenSSL is here.
+#
+# Node's crypto module, and what it says of each cipher name, are looked up once: a session
+# cookie makes a cipher on every request, and getCiphers() copies its list on each call.
+%x{
+  var crypto = require('crypto');
+  var cipher_infos = new Map();
+  Opal.up_cipher_info = function(name) {
+    if (!cipher_infos.has(name)) cipher_infos.set(name, crypto.getCiphers().includes(name) ? crypto.getCipherInfo(name) : null);
+    return cipher_infos.get(name);
+  };
+  Opal.up_crypto = crypto;
+}
+
 module OpenSSL
   class OpenSSLError < StandardError; end
 
@@ -40,7 +53,7 @@ module OpenSSL
     def self.node_hmac(digest, key, data)
       name = digest.is_a?(Digest) ? digest.name : digest.to_s
       %x{
-        return require('crypto').createHmac(#{name.downcase}, #{RackCompat::Bytes.to_buffer(key)})
+        return Opal.up_crypto.createHmac(#{name.downcase}, #{RackCompat::Bytes.to_buffer(key)})
           .update(#{RackCompat::Bytes.to_buffer(data)}).digest();
       }
     end
@@ -53,10 +66,9 @@ module OpenSSL
 
     def initialize(name)
       @name = name.to_s.downcase
-      known = `require('crypto').getCiphers().includes(#{@name})`
-      raise CipherError, "unsupported cipher algorithm (#{name})" unless known
+      info = `Opal.up_cipher_info(#{@name})`
+      raise CipherError, "unsupported cipher algorithm (#{name})" if `info === null`
 
-      info = `require('crypto').getCipherInfo(#{@name})`
       @key_len = `info.keyLength`
       @iv_len = `info.ivLength || 0`
       @mode = :encrypt
@@ -110,7 +122,7 @@ module OpenSSL
 
     # A fresh random iv, set and returned, as MRI's.
     def random_iv
-      iv = RackCompat::Bytes.from_buffer(`require('crypto').randomBytes(#{@iv_len})`)
+      iv = RackCompat::Bytes.from_buffer(`Opal.up_crypto.randomBytes(#{@iv_len})`)
       self.iv = iv
       iv
     end
@@ -133,9 +145,9 @@ module OpenSSL
 
       @node_cipher ||= begin
         cipher = if @mode == :encrypt
-                   `require('crypto').createCipheriv(#{@name}, #{@key}, #{@iv})`
+                   `Opal.up_crypto.createCipheriv(#{@name}, #{@key}, #{@iv})`
                  else
-                   `require('crypto').createDecipheriv(#{@name}, #{@key}, #{@iv})`
+                   `Opal.up_crypto.createDecipheriv(#{@name}, #{@key}, #{@iv})`
                  end
         `#{cipher}.setAuthTag(#{@auth_tag})` if @auth_tag
         `#{cipher}.setAAD(#{@auth_data})` if @auth_data

@@ -40,6 +40,36 @@ require 'rack_compat/bytes'
     return string;
   };
 
+  // __up_mutate's answer for `<<` of a String to a String (not a subclass), as __up_compute
+  // gives it, when the parts join as plain JS strings: both text, or bytes
+  // (RackCompat::Bytes) with text that is ASCII, which has the same bytes either way. null
+  // for every other call. Appends are most of the changes (session cookies, Marshal.dump,
+  // templates and loggers build strings so) and the general path allocates several Arrays,
+  // a Proc and Node Buffers for each.
+  var ASCII = /^[\x00-\x7f]*$/, BYTES = /^[\x00-\xff]*$/;
+  var is_bytes = function(string) {
+    var internal = string.internal_encoding;
+    return internal != null && internal['$binary?']();
+  };
+  Opal.up_append = function(self, name, args) {
+    if (name != '<<' || args.length !== 1 || self.$$class !== Opal.String) return null;
+    var other = args[0];
+    if (typeof other !== 'string' && !(other != null && typeof other === 'object' && other.$$is_string === true)) return null;
+    if (self.$$up_mutable === true && self.$$frozen === true) return null;
+    var left = self.toString(), right = other.toString(), left_bytes = is_bytes(self), right_bytes = is_bytes(other), value;
+    if (!left_bytes && !right_bytes) {
+      value = left + right;
+    } else if ((left_bytes ? BYTES : ASCII).test(left) && (right_bytes ? BYTES : ASCII).test(right)) {
+      value = Opal.enc(left + right, 'binary');
+    } else {
+      return null;
+    }
+    var changed = self.$__up_like(value);
+    if (self.$$up_mutable !== true) return [changed, changed];
+    Opal.up_set_value(self, changed);
+    return [self, self];
+  };
+
   // A boxed String with the value and encoding of the changeable string, which cannot change.
   Opal.up_immutable_copy = function(string) {
     var copy = new String(string.$$up_value);
@@ -106,6 +136,9 @@ class String
   # [the string as name would leave it, what name returns in MRI]. A changeable string
   # changes (and is its own new value); any other is not changed.
   def __up_mutate(name, *args, &block)
+    fast = `Opal.up_append(self, name, args)`
+    return fast unless `fast === null`
+
     changed, result = __up_compute(name, *args, &block)
     return [changed, result] unless `self.$$up_mutable === true`
 

@@ -17,13 +17,25 @@
 %x{
   var up_vis_prefix = '$$up_vis';
 
+  // The key of a method's visibility, made once per name (as Opal's jsid cache does): a key
+  // concatenated at each respond_to? is a new string V8 hashes before every lookup.
+  var up_vis_keys = new Map();
+  function up_vis_key(jsid) {
+    var key = up_vis_keys.get(jsid);
+    if (key === undefined) {
+      key = up_vis_prefix + jsid;
+      up_vis_keys.set(jsid, key);
+    }
+    return key;
+  }
+
   function up_proto(mod) {
     var proto = mod.$$prototype;
     return proto.hasOwnProperty('$$dummy') ? proto.$$define_methods_on : proto;
   }
 
   function up_set_vis(mod, jsid, vis) {
-    var key = up_vis_prefix + jsid;
+    var key = up_vis_key(jsid);
     Opal.prop(up_proto(mod), key, vis);
     if (mod.$$is_module) {
       for (var i = 0, iclasses = mod.$$iclasses, length = iclasses.length; i < length; i++) {
@@ -33,7 +45,7 @@
   }
 
   Opal.up_visibility = function(obj, jsid) {
-    return obj[up_vis_prefix + jsid] || false;
+    return obj[up_vis_key(jsid)] || false;
   };
   Opal.up_set_visibility = up_set_vis;
 
@@ -42,7 +54,7 @@
   var up_defn = Opal.defn;
   Opal.defn = function(module, jsid, body) {
     var result = up_defn(module, jsid, body);
-    if (up_proto(module)[up_vis_prefix + jsid]) up_set_vis(module, jsid, false);
+    if (up_proto(module)[up_vis_key(jsid)]) up_set_vis(module, jsid, false);
     return result;
   };
 
@@ -51,7 +63,7 @@
   var up_alias = Opal.alias;
   Opal.alias = function(obj, name, old) {
     var mod = typeof obj.$$prototype === 'undefined' ? Opal.Object : obj;
-    var vis = mod.$$eval ? false : (up_proto(mod)[up_vis_prefix + Opal.jsid(old)] || false);
+    var vis = mod.$$eval ? false : (up_proto(mod)[up_vis_key(Opal.jsid(old))] || false);
     var result = up_alias(obj, name, old);
     if (vis) up_set_vis(mod, Opal.jsid(name), vis);
     return result;
@@ -143,7 +155,7 @@ class Module
     %x{
       var proto = self.$$prototype, body = proto[jsid];
       if (typeof body !== 'function' || body.$$stub) return false;
-      if (!#{inherit} && !proto.hasOwnProperty(jsid) && !proto.hasOwnProperty(up_vis_prefix + jsid)) return false;
+      if (!#{inherit} && !proto.hasOwnProperty(jsid) && !proto.hasOwnProperty(up_vis_key(jsid))) return false;
     }
     yield `Opal.up_visibility(self.$$prototype, jsid)`
   end

@@ -16,6 +16,18 @@ class Array
 
   def pack(format)
     format = format.to_s
+    # One Integer as 'v' or 'V' (rack-session's encrypted cookies pack their padding length
+    # so on every response): the bytes Opal's 'S' and 'L' give, without parsing the format.
+    %x{
+      if ((format == 'v' || format == 'V') && self.length === 1 && Number.isInteger(self[0])) {
+        var value = self[0], bytes = '';
+        for (var i = format == 'v' ? 2 : 4; i > 0; i--) {
+          bytes += String.fromCharCode(value & 255);
+          value = value >> 8;
+        }
+        return Opal.enc(bytes, 'binary');
+      }
+    }
     return __opal_pack(format.tr('vV', 'SL')) unless format == 'm' || format == 'm0'
 
     # self[0] itself: to_str would give the primitive JS string, without its binary mark.

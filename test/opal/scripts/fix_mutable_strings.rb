@@ -104,3 +104,19 @@ source = "s\u00e9cret-0123456789"
 hmac = key = source.dup.force_encoding("BINARY")
 cipher = key.slice!(0, 4)
 p hmac.equal?(key), hmac.bytesize, cipher.bytes, key.encoding, source.encoding
+
+# Appends of bytes to bytes, of ASCII text to bytes and of text to text (the joins that need
+# no Buffer) keep the bytes and the encoding MRI gives them, through a variable and on a
+# String made to change; bytes with text that is not ASCII still join as bytes.
+packed = "\x01".b
+packed << [0xfe, 0x80].pack("C*") << "ok"
+p packed.bytes, packed.encoding.to_s
+growing = String.new(encoding: Encoding::BINARY)
+3.times { |i| growing << [0xf0 + i].pack("C") << "-" }
+p growing.bytes, growing.encoding.to_s
+text = +"caf"
+text << "\u00e9" << " cr\u00e8me"
+p text, text.bytesize, text.encoding.to_s
+ascii_bytes = "ab".b
+ascii_bytes << "\u00e9".b
+p ascii_bytes.bytes, ascii_bytes.encoding.to_s

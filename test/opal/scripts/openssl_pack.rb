@@ -35,6 +35,8 @@ rescue StandardError
 end
 
 p hex.([1, 0x1234, 0xdeadbeef].pack("vVV")), [0xfffe, 7, 0].pack("vVV").unpack("vVV")
+# One Integer, as rack-session packs its padding length (a path of its own).
+p hex.([0].pack("v")), hex.([0x1234].pack("v")), hex.([-2].pack("v")), hex.([0xdeadbeef].pack("V")), [300].pack("v").encoding
 p [mac].pack("m0"), [plain].pack("m"), ["x" * 50].pack("m"), [""].pack("m")
 p hex.("3q2+7w==".unpack1("m0")), "3q2+7w==".unpack("m0")[0].encoding
 begin
