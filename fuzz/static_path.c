@@ -5,7 +5,8 @@
  * exactly-sized block. Whatever is accepted must be a path that stays beneath any directory it
  * is opened under: relative, no empty, "." or ".." segment, no NUL or other control byte, no
  * backslash, valid UTF-8, at most UP_STATIC_MAX_PATH bytes, NUL-terminated; no dotfile segment
- * unless allowed; and it must be what decoding the percent-escapes of the input once gives. */
+ * unless allowed, but for a first segment ".well-known" (RFC 8615); and it must be what
+ * decoding the percent-escapes of the input once gives. */
 
 #include "fuzz.h"
 #include "base/utf8.h"
@@ -59,7 +60,7 @@ static void check_safe(const char *out, size_t len, unsigned flags)
         FUZZ_CHECK(!(n == 1 && out[seg] == '.'));
         FUZZ_CHECK(!(n == 2 && out[seg] == '.' && out[seg + 1] == '.'));
         if (!(flags & UP_STATIC_PATH_DOTFILES))
-            FUZZ_CHECK(out[seg] != '.');
+            FUZZ_CHECK(out[seg] != '.' || (seg == 0 && n == 11 && memcmp(out, ".well-known", 11) == 0));
         seg = i + 1;
     }
 }
