@@ -46,9 +46,11 @@ class H2CaseClient
 
   attr_reader :server_settings, :scheme, :socket
 
-  # socket: connected (TCP, or TLS that chose h2); settings: the client's first SETTINGS.
-  def initialize(socket, scheme:, settings: {}, handshake: true)
+  # socket: connected (TCP, or TLS that chose h2); settings: the client's first SETTINGS;
+  # timeout: how long a read waits for the server unless told.
+  def initialize(socket, scheme:, settings: {}, handshake: true, timeout: 3)
     @socket = socket
+    @timeout = timeout
     @scheme = scheme
     @decoder = HpackDecoder.new
     @encoder = HpackEncoder.new
@@ -120,7 +122,7 @@ class H2CaseClient
   end
 
   # The next event, at most timeout seconds away.
-  def next_event(timeout: 3)
+  def next_event(timeout: @timeout)
     loop do
       frame = @frames.read_frame(timeout: timeout)
       return Event.new(:closed) if frame.nil?
@@ -134,7 +136,7 @@ class H2CaseClient
 
   # Events until one for which the block is true (returned), or the connection ends or
   # nothing more comes (that event returned).
-  def wait_for(timeout: 3)
+  def wait_for(timeout: @timeout)
     loop do
       event = next_event(timeout: timeout)
       return event if %i[closed timeout].include?(event.type) || yield(event)
@@ -142,19 +144,19 @@ class H2CaseClient
   end
 
   # The connection's end as the server made it: the GOAWAY event, or :closed / :timeout.
-  def connection_end(timeout: 3)
+  def connection_end(timeout: @timeout)
     wait_for(timeout: timeout) { |event| event.type == :goaway }
   end
 
   # A stream's end by an error: its RST_STREAM, or the connection's GOAWAY (a connection
   # error may stand in for a stream error, §5.4.2), or :closed / :timeout.
-  def stream_reset(stream, timeout: 3)
+  def stream_reset(stream, timeout: @timeout)
     wait_for(timeout: timeout) { |event| event.type == :goaway || (event.type == :rst_stream && event.stream == stream) }
   end
 
   # A PING answered with its payload: the connection still serves. Returns the event that
   # ended the wait (a PING ACK when alive).
-  def ping(timeout: 3)
+  def ping(timeout: @timeout)
     @ping += 1
     payload = format("case%04d", @ping)
     write(:ping, 0, 0, payload)
