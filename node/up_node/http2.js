@@ -23,6 +23,23 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 // RFC 9113 §8.3.1: the pseudo-header fields a request may carry (:protocol is RFC 8441's).
 const PSEUDO_FIELDS = 5;
 
+// nghttp2's errors for what a peer's frames broke (nghttp2.h's NGHTTP2_ERR_*, which Node
+// does not export) and the RFC 9113 code each stands for, as nghttp2 itself maps them.
+const { NGHTTP2_PROTOCOL_ERROR, NGHTTP2_FLOW_CONTROL_ERROR, NGHTTP2_STREAM_CLOSED, NGHTTP2_FRAME_SIZE_ERROR,
+  NGHTTP2_COMPRESSION_ERROR } = http2.constants;
+const PEER_ERRORS = new Map([
+  [-505, NGHTTP2_PROTOCOL_ERROR], // NGHTTP2_ERR_PROTO
+  [-510, NGHTTP2_STREAM_CLOSED], // NGHTTP2_ERR_STREAM_CLOSED
+  [-518, NGHTTP2_PROTOCOL_ERROR], // NGHTTP2_ERR_INVALID_HEADER_BLOCK
+  [-522, NGHTTP2_FRAME_SIZE_ERROR], // NGHTTP2_ERR_FRAME_SIZE_ERROR
+  [-523, NGHTTP2_COMPRESSION_ERROR], // NGHTTP2_ERR_HEADER_COMP
+  [-524, NGHTTP2_FLOW_CONTROL_ERROR], // NGHTTP2_ERR_FLOW_CONTROL
+  [-531, NGHTTP2_PROTOCOL_ERROR], // NGHTTP2_ERR_HTTP_HEADER
+  [-532, NGHTTP2_PROTOCOL_ERROR], // NGHTTP2_ERR_HTTP_MESSAGING
+  [-536, NGHTTP2_PROTOCOL_ERROR], // NGHTTP2_ERR_SETTINGS_EXPECTED
+  [-903, NGHTTP2_PROTOCOL_ERROR], // NGHTTP2_ERR_BAD_CLIENT_MAGIC
+]);
+
 // The http2.Server options for a listener's settings (Up::Options' names).
 function sessionOptions(options) {
   return {
@@ -77,6 +94,14 @@ class Http2Side {
     // A session that fails (a flood, a protocol error) is closed by Node; the error is the
     // peer's, not the server's.
     session.on('error', () => {});
+    // Node destroys a session whose peer broke the protocol with the library's Error, before
+    // nghttp2 has sent its own GOAWAY, and an Error means GOAWAY INTERNAL_ERROR: the peer
+    // gets the code RFC 9113 names for what it did instead (§5.4.1).
+    const destroy = session.destroy;
+    session.destroy = function destroyWithPeerCode(error, code) {
+      if (code === undefined && PEER_ERRORS.has(error?.errno)) code = PEER_ERRORS.get(error.errno);
+      return destroy.call(this, error, code);
+    };
     let open = 0;
     session.on('stream', (stream) => {
       open++;
