@@ -32,15 +32,17 @@ class WSClient
   attr_reader :socket, :response_head
 
   # Connects and upgrades; raises unless the server answers 101 with the right accept key.
-  # tls: an OpenSSL::SSL::SSLContext to speak TLS with (wss://).
-  def self.open(port, path: "/", headers: {}, timeout: 5, tls: nil)
-    client = new(port, timeout: timeout, tls: tls)
+  # tls: an OpenSSL::SSL::SSLContext to speak TLS with (wss://). receive_buffer: SO_RCVBUF in
+  # bytes, set before connecting (the window is agreed in the handshake), for a client that
+  # should fill up after a few messages rather than the tens of megabytes Linux grows to.
+  def self.open(port, path: "/", headers: {}, timeout: 5, tls: nil, receive_buffer: nil)
+    client = new(port, timeout: timeout, tls: tls, receive_buffer: receive_buffer)
     client.handshake(path, headers)
     client
   end
 
-  def initialize(port, timeout: 5, tls: nil)
-    @socket = TCPSocket.new("127.0.0.1", port)
+  def initialize(port, timeout: 5, tls: nil, receive_buffer: nil)
+    @socket = receive_buffer ? small_window_socket(port, receive_buffer) : TCPSocket.new("127.0.0.1", port)
     @socket = tls_connect(@socket, tls) if tls
     @timeout = timeout
     @buffer = +"".b
@@ -145,6 +147,13 @@ class WSClient
   end
 
   private
+
+  def small_window_socket(port, bytes)
+    socket = Socket.new(:INET, :STREAM)
+    socket.setsockopt(Socket::SOL_SOCKET, Socket::SO_RCVBUF, bytes)
+    socket.connect(Socket.sockaddr_in(port, "127.0.0.1"))
+    socket
+  end
 
   def tls_connect(tcp, ctx)
     ssl = OpenSSL::SSL::SSLSocket.new(tcp, ctx)
