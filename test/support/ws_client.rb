@@ -5,6 +5,7 @@ require "digest/sha1"
 require "openssl"
 require "securerandom"
 require "socket"
+require_relative "ws_frame_builder"
 
 # A WebSocket client for tests (RFC 6455), raw enough to send what a real client never would:
 # frames of any opcode, flags and masking, split anywhere. It reads the server's frames and
@@ -86,7 +87,7 @@ class WSClient
     return head + payload unless masked
 
     key = SecureRandom.bytes(4)
-    head + key + mask(payload, key)
+    head + key + WSFrameBuilder.mask(payload, key)
   end
 
   def text(str)
@@ -167,12 +168,6 @@ class WSClient
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 
-  def mask(payload, key)
-    bytes = payload.bytes
-    k = key.bytes
-    bytes.each_index { |i| bytes[i] ^= k[i % 4] }
-    bytes.pack("C*")
-  end
 
   def fill(want)
     deadline = now + @timeout
