@@ -5,6 +5,7 @@ require "socket"
 require "uri"
 require_relative "bind"
 require_relative "config_file"
+require_relative "process_alive"
 require_relative "state_file"
 require_relative "version"
 
@@ -131,7 +132,7 @@ module Up
         rescue Errno::ENOENT
           return not_running("no pid file #{@options[:pid_file]}")
         end
-        return running("pid #{n}") if alive?(n)
+        return running("pid #{n}") if ProcessAlive.alive?(n)
 
         return not_running("pid #{n} is gone")
       end
@@ -149,15 +150,6 @@ module Up
     def not_running(why)
       @out.puts "UP! is not running (#{why})"
       1
-    end
-
-    def alive?(pid)
-      Process.kill(0, pid)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true
     end
 
     # GET /COMMAND?token=... on the control endpoint, one connection, read to its close.

@@ -9,6 +9,7 @@ require_relative "single"
 require_relative "cluster"
 require_relative "start_error"
 require_relative "load_failure"
+require_relative "process_alive"
 require_relative "state_file"
 require_relative "static_files"
 require_relative "tls_setup"
@@ -179,21 +180,12 @@ module Up
       return unless path && File.file?(path)
 
       pid = File.read(path).to_i
-      return if pid <= 0 || pid == Process.pid || !alive?(pid)
+      return if pid <= 0 || pid == Process.pid || !ProcessAlive.alive?(pid)
 
       raise StartError, "#{path} names process #{pid}, which is running (another UP!?); " \
                         "stop it, or remove the file if it is not UP!"
     rescue SystemCallError => e
       raise StartError, "cannot read pid file: #{e.message}"
-    end
-
-    def alive?(pid)
-      Process.kill(0, pid)
-      true
-    rescue Errno::ESRCH
-      false
-    rescue Errno::EPERM
-      true
     end
 
     # Written once the sockets are bound, so a start that fails never touches it.

@@ -15,8 +15,8 @@ class TestConformancePubSub < ConformanceTest
   serve "pubsub.ru"
 
   # A WebSocket to /sub?query, once its subscriptions are in place.
-  def subscriber(query, port: @port)
-    ws = open_websocket(port, path: "/sub?#{query}")
+  def subscriber(query, port: @port, **options)
+    ws = open_websocket(port, path: "/sub?#{query}", **options)
     (@websockets ||= []) << ws
     assert_match(/\Asubscribed \d+\z/, ws.read_message.payload)
     ws
@@ -143,11 +143,13 @@ class TestConformancePubSub < ConformanceTest
   # other subscriber never wait for it.
   def test_a_slow_subscriber_is_closed_with_1008
     own = start_own_server("pubsub.ru", "--ws-max-pending", "262144")
-    slow = subscriber("c=firehose")
+    slow = subscriber("c=firehose", receive_buffer: 65_536)
     fast = subscriber("c=firehose")
     pub = subscriber("")
     payload = "x" * 65_536
-    count = 600 # 39 MB: more than loopback sockets hold
+    # 13 MB: more than the slow one's fixed receive buffer, the server's send buffer (at most
+    # net.core.wmem_max, 4 MB by default) and --ws-max-pending together.
+    count = 200
     got = 0
     reader = Thread.new { got += 1 while got < count && fast.read_message&.payload == payload }
     count.times do |i|

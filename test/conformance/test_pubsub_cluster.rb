@@ -70,6 +70,12 @@ class TestConformancePubSubCluster < ConformanceTest
     two_workers(server)
     subs = one_per_worker(server.port, "/sub?c=room")
     wait_for_file(log, /subscribe room/)
+    # A worker's link to the master is one ordered stream: its subscriber's interest comes
+    # before what it publishes next, so once the other worker hears that publish the master
+    # counts both subscriptions (otherwise the second could arrive after the first worker's
+    # death and be heard as a new first).
+    subs.last.first.text("room:both")
+    assert_equal "both", subs.first.first.read_message.payload
     # The worker with one of them dies: the other still holds the channel.
     _, victim = subs.first
     Process.kill(:KILL, victim)

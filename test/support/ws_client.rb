@@ -5,6 +5,7 @@ require "digest/sha1"
 require "openssl"
 require "securerandom"
 require "socket"
+require_relative "ws_frame_builder"
 
 # A WebSocket client for tests (RFC 6455), raw enough to send what a real client never would:
 # frames of any opcode, flags and masking, split anywhere. It reads the server's frames and
@@ -32,15 +33,17 @@ class WSClient
   attr_reader :socket, :response_head
 
   # Connects and upgrades; raises unless the server answers 101 with the right accept key.
-  # tls: an OpenSSL::SSL::SSLContext to speak TLS with (wss://).
-  def self.open(port, path: "/", headers: {}, timeout: 5, tls: nil)
-    client = new(port, timeout: timeout, tls: tls)
+  # tls: an OpenSSL::SSL::SSLContext to speak TLS with (wss://). receive_buffer: SO_RCVBUF in
+  # bytes, set before connecting (the window is agreed in the handshake), for a client that
+  # should fill up after a few messages rather than the tens of megabytes Linux grows to.
+  def self.open(port, path: "/", headers: {}, timeout: 5, tls: nil, receive_buffer: nil)
+    client = new(port, timeout: timeout, tls: tls, receive_buffer: receive_buffer)
     client.handshake(path, headers)
     client
   end
 
-  def initialize(port, timeout: 5, tls: nil)
-    @socket = TCPSocket.new("127.0.0.1", port)
+  def initialize(port, timeout: 5, tls: nil, receive_buffer: nil)
+    @socket = receive_buffer ? small_window_socket(port, receive_buffer) : TCPSocket.new("127.0.0.1", port)
     @socket = tls_connect(@socket, tls) if tls
     @timeout = timeout
     @buffer = +"".b
@@ -84,7 +87,7 @@ class WSClient
     return head + payload unless masked
 
     key = SecureRandom.bytes(4)
-    head + key + mask(payload, key)
+    head + key + WSFrameBuilder.mask(payload, key)
   end
 
   def text(str)
@@ -146,6 +149,13 @@ class WSClient
 
   private
 
+  def small_window_socket(port, bytes)
+    socket = Socket.new(:INET, :STREAM)
+    socket.setsockopt(Socket::SOL_SOCKET, Socket::SO_RCVBUF, bytes)
+    socket.connect(Socket.sockaddr_in(port, "127.0.0.1"))
+    socket
+  end
+
   def tls_connect(tcp, ctx)
     ssl = OpenSSL::SSL::SSLSocket.new(tcp, ctx)
     ssl.sync_close = true
@@ -158,12 +168,6 @@ class WSClient
     Process.clock_gettime(Process::CLOCK_MONOTONIC)
   end
 
-  def mask(payload, key)
-    bytes = payload.bytes
-    k = key.bytes
-    bytes.each_index { |i| bytes[i] ^= k[i % 4] }
-    bytes.pack("C*")
-  end
 
   def fill(want)
     deadline = now + @timeout
