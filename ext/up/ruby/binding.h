@@ -80,6 +80,8 @@ typedef struct up_rb_placement_t {
     uint64_t wall_ns;      /* their wall time, summed */
     uint64_t window_start; /* 0: the window starts with its first sample */
     int votes;             /* windows in a row that called for the other place */
+    int votes_needed;      /* before the loop moves (placement.c: VOTES, more after flaps) */
+    uint64_t last_switch;
     double last_share;     /* cpu_ns / wall_ns of the last window; -1 before the first */
     unsigned long switches;
 } up_rb_placement_t;
@@ -325,6 +327,7 @@ void up_rb_pool_place_loop(up_rb_server_t *srv, int on_thread);
 /* Loop placement by measurement (placement.c): around each app call on an app thread, with
  * the GVL. begin decides whether to sample the call; end adds it to the window and, at the
  * window's end, may move the loop. */
+void up_rb_placement_init(up_rb_placement_t *p);
 void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s);
 void up_rb_placement_end(up_rb_server_t *srv, const up_rb_call_sample_t *s);
 /* Server#stats' part: loop_mode, loop_switches, app_cpu_share. With the GVL. */

@@ -23,7 +23,10 @@
  * Hysteresis: the loop moves to its own thread when the share is below TO_THREAD_BELOW, and
  * back to the app threads when it is above TO_TURNS_ABOVE, each only after VOTES windows in a
  * row say so; between the two bounds it stays where it is, so an app near one bound does not
- * flap. */
+ * flap. A move that undoes the one before within REVERSAL_NS (a burst of new connections whose
+ * first calls connect to a database, a machine busy with other work) doubles the windows the
+ * next move needs, up to MAX_VOTES; a move after a longer stay halves them again, down to
+ * VOTES. */
 
 #include "binding.h" /* first: ruby.h defines _GNU_SOURCE, which RUSAGE_THREAD needs */
 #include <sys/resource.h>
@@ -34,6 +37,8 @@
 #define TO_THREAD_BELOW 0.5
 #define TO_TURNS_ABOVE 0.75
 #define VOTES 2
+#define MAX_VOTES 32
+#define REVERSAL_NS 2000000000ull
 
 /* This thread's CPU time (user and system) and voluntary context switches; 0 when unknown. */
 static uint64_t thread_usage(long *blocks)
@@ -46,6 +51,11 @@ static uint64_t thread_usage(long *blocks)
     *blocks = ru.ru_nvcsw;
     return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
            ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
+void up_rb_placement_init(up_rb_placement_t *p)
+{
+    *p = (up_rb_placement_t){.last_share = -1, .votes_needed = VOTES};
 }
 
 void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s)
@@ -67,9 +77,15 @@ static void decide(up_rb_server_t *srv, double share)
     int on_thread = atomic_load(&srv->loop_on_thread);
     int move = on_thread ? share > TO_TURNS_ABOVE : share < TO_THREAD_BELOW;
     p->votes = move ? p->votes + 1 : 0;
-    if (p->votes < VOTES)
+    if (p->votes < p->votes_needed)
         return;
+    uint64_t now = up_rb_now_ns();
+    if (p->switches > 0 && now - p->last_switch < REVERSAL_NS)
+        p->votes_needed = p->votes_needed * 2 > MAX_VOTES ? MAX_VOTES : p->votes_needed * 2;
+    else
+        p->votes_needed = p->votes_needed / 2 < VOTES ? VOTES : p->votes_needed / 2;
     p->votes = 0;
+    p->last_switch = now;
     p->switches++;
     up_rb_pool_place_loop(srv, !on_thread);
 }

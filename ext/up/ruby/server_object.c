@@ -111,7 +111,7 @@ static VALUE Server_alloc(VALUE klass)
     pthread_cond_init(&srv->queue_cond, NULL);
     pthread_cond_init(&srv->watchdog_cond, NULL);
     pthread_cond_init(&srv->io_thread_cond, NULL);
-    srv->placement.last_share = -1;
+    up_rb_placement_init(&srv->placement);
     srv->main_wake_fd = -1;
     pthread_mutex_init(&srv->loop_lock, NULL);
     pthread_mutex_init(&srv->pin_lock, NULL);
