@@ -16,7 +16,10 @@
  * themselves. Waiting for the GVL held by another app thread counts as a block; while the loop
  * has its own thread, the watchdog wakes extra app threads by the same rules as with turns
  * (only for calls that wait or are stuck), so a computing app runs there on one thread and
- * shows its share near 1.
+ * shows its share near 1. A call to a fast local server (a Redis GET) may not block at all
+ * when the answer is there by the time the thread reads it, or arrives while the kernel
+ * preempts the thread for that server: such calls count as CPU, and rightly so for the GVL,
+ * which the thread held all along.
  *
  * getrusage is a system call, so one app call in SAMPLE_EVERY is measured. A window of at
  * least WINDOW_NS and MIN_SAMPLES gives one share: the samples' CPU time over their wall time.
