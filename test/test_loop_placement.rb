@@ -153,6 +153,16 @@ class TestLoopPlacement < Minitest::Test
     assert_load_clean
   end
 
+  # The loop's thread owns the loop when the stop comes: it runs the stop's turns and lets go.
+  def test_a_stop_under_load_with_the_loop_on_its_thread_ends_the_worker_cleanly
+    start(behaviour: "wait")
+    wait_for_loop(1)
+    @server.signal(:TERM)
+    assert_predicate @server.wait(timeout: 20), :success?
+    assert_match(/stopped/, @server.output)
+    @server = nil
+  end
+
   def test_io_thread_keeps_the_loop_on_its_thread_for_calls_that_compute
     start("--io-thread")
     @load.wait_for(@load.answered + 1500)
