@@ -149,7 +149,10 @@ static int take_demotion(up_rb_server_t *srv)
     if (!loop_held)
         pthread_mutex_unlock(&srv->loop_lock);
     pthread_mutex_lock(&srv->queue_lock);
-    int demoted = srv->demoted > 0 && (loop_held || srv->in_app > 0);
+    /* The loop's own thread does not come back for the queue: with the loop there, only a
+     * thread in the app does. */
+    int comes_back = atomic_load(&srv->loop_on_thread) ? srv->in_app > 0 : loop_held || srv->in_app > 0;
+    int demoted = srv->demoted > 0 && comes_back;
     if (demoted)
         srv->demoted--;
     int queued = srv->queue_len > 0;
@@ -325,8 +328,11 @@ static void *sleep_nogvl(void *arg)
         up_loop_wake(srv->loop);
     }
     srv->sleepers++;
+    /* With the loop on its own thread, nobody else takes the queue: a thread with nothing to
+     * do does not sleep while work waits (it came after the turn's publish). One the watchdog
+     * sent to sleep does, as with turns, until it is woken for that work. */
     while (srv->promoted == 0 && !atomic_load(&srv->finished) && !s->interrupted &&
-           !(atomic_load(&srv->loop_on_thread) && srv->queue_len > 0))
+           !(s->want_loop && atomic_load(&srv->loop_on_thread) && srv->queue_len > 0))
         pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
     if (srv->promoted > 0)
         srv->promoted--;
