@@ -46,6 +46,15 @@ class TestConfigFile < Minitest::Test
     end
   end
 
+  def test_io_thread_forces_a_place_for_the_loop_or_leaves_it_to_each_worker
+    Dir.mktmpdir do |dir|
+      { "io_thread true" => true, "io_thread false" => false, "io_thread :auto" => nil }.each do |line, setting|
+        file = Up::ConfigFile.load(write(dir, "#{line}\n"))
+        assert_equal setting, Up::Options.new(file.values, names: file.names).to_h[:io_thread], line
+      end
+    end
+  end
+
   REFUSED = [
     # the file                   the message after "FILE:"
     ["port 80\nfrobnicate 3\n",  "2: unknown directive frobnicate"],

@@ -131,10 +131,11 @@ module Up
           options[:http2] = true
         end
         o.on("--no-http2", "Speak HTTP/1.1 only") { options[:http2] = false }
-        o.on("--io-thread", "Run each worker's loop on a native thread of its own, not on the app threads") do
+        o.on("--io-thread", "Run each worker's loop on a native thread of its own, not on the app threads",
+             "(without either flag, each worker chooses by what its app calls do)") do
           options[:io_thread] = true
         end
-        o.on("--no-io-thread", "App threads run the loop between their requests (the default)") { options[:io_thread] = false }
+        o.on("--no-io-thread", "App threads run the loop between their requests, always") { options[:io_thread] = false }
         o.on("--worker-timeout SECONDS", Float, "A worker silent this long is killed and replaced (#{DEFAULTS[:worker_timeout].to_i})") do |v|
           options[:worker_timeout] = v
         end

@@ -44,7 +44,8 @@ module Up
     # type: :integer (min..max, max nil for none), :threads (an integer, or "MIN:MAX" of which
     # the maximum counts), :seconds (0 < s <= MAX_TIMEOUT), :seconds_or_never (the same, or 0
     # for never), :string (nil allowed only where the default is nil), :binds (a list of
-    # Up::Bind specs), :bind (one, with its port), :boolean, :dir_or_false (a path, false for
+    # Up::Bind specs), :bind (one, with its port), :boolean, :auto_boolean (true, false, or nil and
+    # :auto for "chosen while running"), :dir_or_false (a path, false for
     # none, nil for the default), :dir_or_true (a path, or true for "the one the site config
     # names"), :mounts (a list of "/PREFIX=DIR[:DIR...]"), :addresses (a list of IP addresses
     # or ADDRESS/BITS networks), :domains (a list of DNS names, lower-cased) or :tls_hosts (a list of { host:, cert_file:, key_file:,
@@ -69,7 +70,7 @@ module Up
       Setting.new(:access_log,        :string,  nil,               nil, nil,        "--access-log"),
       Setting.new(:early_hints,       :boolean, true,              nil, nil,        "--early-hints"),
       Setting.new(:http2,             :boolean, true,              nil, nil,        "--http2"),
-      Setting.new(:io_thread,         :boolean, false,             nil, nil,        "--io-thread"),
+      Setting.new(:io_thread,         :auto_boolean, nil,          nil, nil,        "--io-thread"),
       Setting.new(:control_url,       :bind,    nil,               nil, nil,        "--control-url"),
       Setting.new(:control_token,     :string,  nil,               nil, nil,        "--control-token"),
       Setting.new(:secure,            :boolean, false,             nil, nil,        "--secure"),
@@ -172,6 +173,7 @@ module Up
       when :string then string(setting, value)
       when :redis_url then value.nil? ? nil : redis_url(setting, value)
       when :boolean then boolean(setting, value)
+      when :auto_boolean then [nil, :auto, "auto"].include?(value) ? nil : boolean(setting, value)
       when :dir_or_false then [false, "false"].include?(value) ? false : string(setting, value)
       when :dir_or_true then [true, "true"].include?(value) ? true : string(setting, value)
       when :mounts then mounts(setting, value)

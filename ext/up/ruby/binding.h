@@ -64,6 +64,35 @@ typedef struct up_rb_app_thread_t {
     uint64_t call_started; /* when its request began; under queue_lock */
 } up_rb_app_thread_t;
 
+/* Who runs a worker's loop: chosen by measurement, or forced by --[no-]io-thread. */
+typedef enum up_rb_loop_policy_t {
+    UP_RB_LOOP_AUTO,
+    UP_RB_LOOP_TURNS,  /* --no-io-thread: app threads take turns */
+    UP_RB_LOOP_THREAD  /* --io-thread: a native thread of its own */
+} up_rb_loop_policy_t;
+
+/* What placement.c measures of the app calls, and what it decided. Touched only by threads
+ * holding the GVL (app threads in a request, Server#stats), so it needs no lock. */
+typedef struct up_rb_placement_t {
+    unsigned calls;        /* app calls since the last one sampled */
+    unsigned samples;      /* sampled calls in the current window */
+    uint64_t cpu_ns;       /* their thread CPU time, summed */
+    uint64_t wall_ns;      /* their wall time, summed */
+    uint64_t window_start; /* 0: the window starts with its first sample */
+    int votes;             /* windows in a row that called for the other place */
+    int votes_needed;      /* before the loop moves (placement.c: VOTES, more after flaps) */
+    uint64_t last_switch;
+    double last_share;     /* cpu_ns / wall_ns of the last window; -1 before the first */
+    unsigned long switches;
+} up_rb_placement_t;
+
+/* One app call being measured (placement.c); sampled is 0 for a call that is not. */
+typedef struct up_rb_call_sample_t {
+    int sampled;
+    uint64_t cpu_start, wall_start;
+    long blocks_start; /* the thread's voluntary context switches */
+} up_rb_call_sample_t;
+
 /* The engine's log lines, queued by whichever thread runs a turn (without the GVL) and
  * written by the main thread (turn.c). */
 #define UP_RB_LOG_LINES 32
@@ -111,10 +140,21 @@ typedef struct up_rb_server_t {
     int sitting;
     int loop_wanted;
     unsigned long sittings; /* since the start, for stats */
-    /* A native thread runs the loop all the time and app threads only run requests (the
-     * measured alternative, --io-thread; see docs/configuration.md, Threads). */
-    int io_thread_mode;
+    /* Where the loop runs: app threads taking turns, or a native thread of its own while app
+     * threads only run requests (docs/configuration.md, Threads). --io-thread and
+     * --no-io-thread force one; else the worker moves between them by what its app calls do
+     * (placement.c). loop_on_thread is the current choice, read by any thread, changed only
+     * by up_rb_pool_place_loop. */
+    up_rb_loop_policy_t loop_policy;
+    atomic_int loop_on_thread;
+    int io_thread_started;
     pthread_t io_thread;
+    pthread_cond_t io_thread_cond; /* the loop's thread waits there for its turn; queue_lock */
+    /* Each time the loop's thread gave the loop up (or stopped waiting for it): an app thread
+     * that found the loop taken compares it, under queue_lock, before it sleeps, so that it
+     * never sleeps through the moment the loop came free with nobody to take it. */
+    atomic_ulong loop_releases;
+    up_rb_placement_t placement;
     /* The watchdog may read each app thread's /proc/self/task/TID/syscall to tell a call that
      * waits for IO from one that computes (watchdog.c). That needs one native thread per Ruby
      * thread, which Ruby's M:N threads (3.3+, RUBY_MN_THREADS=1) do not give: then every call
@@ -278,6 +318,20 @@ int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg);
  * first. */
 void up_rb_wake_main_thread(up_rb_server_t *srv);
 void up_rb_pool_wake_main(up_rb_server_t *srv);
+
+/* Moves the loop to its own native thread (on_thread 1) or to the app threads (0); the
+ * switch completes on other threads: the loop's current owner gives it up after its turn, and
+ * the new one takes it (thread_pool.c). Any thread. */
+void up_rb_pool_place_loop(up_rb_server_t *srv, int on_thread);
+
+/* Loop placement by measurement (placement.c): around each app call on an app thread, with
+ * the GVL. begin decides whether to sample the call; end adds it to the window and, at the
+ * window's end, may move the loop. */
+void up_rb_placement_init(up_rb_placement_t *p);
+void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s);
+void up_rb_placement_end(up_rb_server_t *srv, const up_rb_call_sample_t *s);
+/* Server#stats' part: loop_mode, loop_switches, app_cpu_share. With the GVL. */
+void up_rb_placement_add_stats(up_rb_server_t *srv, VALUE h);
 
 /* The watchdog (watchdog.c): a native thread that promotes another app thread to run the loop
  * and take queued requests when those running have been stuck in the app for a while. */

@@ -52,6 +52,7 @@ void up_rb_server_release(up_rb_server_t *srv)
     pthread_mutex_destroy(&srv->queue_lock);
     pthread_cond_destroy(&srv->queue_cond);
     pthread_cond_destroy(&srv->watchdog_cond);
+    pthread_cond_destroy(&srv->io_thread_cond);
     pthread_mutex_destroy(&srv->loop_lock);
     pthread_mutex_destroy(&srv->pin_lock);
     up_access_log_destroy(&srv->access_log);
@@ -109,6 +110,8 @@ static VALUE Server_alloc(VALUE klass)
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
     pthread_cond_init(&srv->watchdog_cond, NULL);
+    pthread_cond_init(&srv->io_thread_cond, NULL);
+    up_rb_placement_init(&srv->placement);
     srv->main_wake_fd = -1;
     pthread_mutex_init(&srv->loop_lock, NULL);
     pthread_mutex_init(&srv->pin_lock, NULL);
@@ -239,8 +242,13 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
         srv->ws_settings.compressors = up_ws_compressors_new();
     srv->sse_heartbeat_ms =
         opt_ms_or_never(options, "sse_heartbeat", UP_SSE_DEFAULT_HEARTBEAT_MS);
-    /* A native thread runs the loop for good (docs/configuration.md, Threads: --io-thread). */
-    srv->io_thread_mode = RTEST(opt(options, "io_thread"));
+    /* Where the loop runs (docs/configuration.md, Threads): io_thread true forces a native
+     * thread of its own, false the app threads' turns, nil lets the worker choose by
+     * measurement (placement.c). */
+    VALUE io_thread = opt(options, "io_thread");
+    srv->loop_policy = NIL_P(io_thread) ? UP_RB_LOOP_AUTO
+                       : RTEST(io_thread) ? UP_RB_LOOP_THREAD
+                                          : UP_RB_LOOP_TURNS;
     /* thread_looks: false is what M:N threads get, for the tests of that way. */
     VALUE looks = opt(options, "thread_looks");
     srv->thread_looks = (NIL_P(looks) || RTEST(looks)) && !mn_threads();
@@ -404,7 +412,9 @@ void up_rb_request_stop(up_rb_server_t *srv, uint64_t ms)
  *   busy: threads in a request, threads: app threads, awake: threads not asleep waiting to be
  *   woken, promotions and demotions: how often the watchdog woke a thread and sent one back
  *   to sleep, loop_takeovers: how often the watchdog ran the loop while every app thread was
- *   in the app (watchdog.c), websockets and event_streams: open now, messages_in: WebSocket
+ *   in the app (watchdog.c), loop_mode: "app_threads" or "io_thread" (where the loop runs now),
+ *   loop_switches: how often it moved, app_cpu_share: the CPU time over the wall time of the
+ *   app calls last measured, nil before (placement.c), websockets and event_streams: open now, messages_in: WebSocket
  *   messages received, messages_out: messages written (client writes and pub/sub
  *   deliveries), subscriptions: now, published: messages fanned out here,
  *   slow_subscribers_closed: subscribers closed for falling --ws-max-pending behind,
@@ -442,6 +452,7 @@ static VALUE Server_stats(VALUE self)
     rb_hash_aset(h, ID2SYM(rb_intern("subscriptions")), ULL2NUM(ps.subscriptions));
     rb_hash_aset(h, ID2SYM(rb_intern("published")), ULL2NUM(ps.published));
     rb_hash_aset(h, ID2SYM(rb_intern("slow_subscribers_closed")), ULL2NUM(ps.slow_closed));
+    up_rb_placement_add_stats(srv, h);
     up_rb_metrics_add_stats(&srv->metrics, h);
     return h;
 }

@@ -20,7 +20,19 @@
  * meanwhile. And while every awake app thread is in the app, the watchdog's native thread
  * runs the loop (watchdog.c: it "sits"), so a request that computes for seconds stops no
  * other connection's reads, writes or accepts, with any -t; the first app thread to be free
- * again asks for the loop back. */
+ * again asks for the loop back.
+ *
+ * The other place for the loop is a native thread of its own (the end of this file), which
+ * runs it for good while app threads only run requests: better for calls that wait with the
+ * GVL released, worse for calls that compute. placement.c chooses between the two while the
+ * worker runs, and up_rb_pool_place_loop moves the loop. One mutex, loop_lock, is the loop:
+ * whoever holds it runs it, so it has one owner at any time, during a move too. Moving it to
+ * its thread: from then on up_rb_with_loop hands it to no app thread, and the loop's thread
+ * waits for loop_lock, waking the loop so that its present owner's turn ends. Moving it back:
+ * the loop's thread gives loop_lock up after its turn and wakes a sleeping app thread to take
+ * it (or an app thread that found it taken sees loop_releases change and tries again).
+ * Requests, responses and connections stay where they are through either move: the queue,
+ * the lent exchanges and the mail do not depend on who runs the loop. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,9 +104,12 @@ void up_rb_pool_publish(up_rb_server_t *srv)
     int busy = srv->num_threads > 1 ? srv->in_app >= srv->num_threads - 1
                                     : srv->in_app > 0 && srv->config.exclusive_accept;
     int hold = srv->queue_len > 0 && busy;
-    /* A native thread runs the loop for good (--io-thread): requests wake a sleeping app
-     * thread, one per turn, only as many as the queue keeps busy. */
-    if (srv->io_thread_mode && srv->queue_len > 0 && srv->sleepers > srv->promoted) {
+    /* A native thread runs the loop: with --io-thread, requests wake a sleeping app thread,
+     * one per turn, as many as the queue keeps busy; placed there by measurement, only when
+     * no app thread is awake, and the watchdog wakes more by its rules, as with turns (see
+     * placement.c for why). */
+    if (atomic_load(&srv->loop_on_thread) && srv->queue_len > 0 && srv->sleepers > srv->promoted &&
+        (srv->loop_policy == UP_RB_LOOP_THREAD || up_rb_awake_threads(srv) == 0)) {
         srv->promoted++;
         pthread_cond_signal(&srv->queue_cond);
     }
@@ -134,7 +149,10 @@ static int take_demotion(up_rb_server_t *srv)
     if (!loop_held)
         pthread_mutex_unlock(&srv->loop_lock);
     pthread_mutex_lock(&srv->queue_lock);
-    int demoted = srv->demoted > 0 && (loop_held || srv->in_app > 0);
+    /* The loop's own thread does not come back for the queue: with the loop there, only a
+     * thread in the app does. */
+    int comes_back = atomic_load(&srv->loop_on_thread) ? srv->in_app > 0 : loop_held || srv->in_app > 0;
+    int demoted = srv->demoted > 0 && comes_back;
     if (demoted)
         srv->demoted--;
     int queued = srv->queue_len > 0;
@@ -178,7 +196,8 @@ static VALUE release_loop(VALUE arg)
 
 int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg)
 {
-    if (pthread_mutex_trylock(&srv->loop_lock) != 0)
+    /* The loop belongs to its own thread (or is on its way there): no app thread takes it. */
+    if (atomic_load(&srv->loop_on_thread) || pthread_mutex_trylock(&srv->loop_lock) != 0)
         return 0;
     up_loop_set_owner(srv->loop, 1);
     loop_call_t c = {srv, f, arg};
@@ -208,7 +227,10 @@ typedef struct job_t {
 static VALUE run_job(VALUE arg)
 {
     job_t *job = (job_t *)arg;
+    up_rb_call_sample_t sample;
+    up_rb_placement_begin(job->srv, &sample);
     up_rb_handle_request(job->srv, job->ex);
+    up_rb_placement_end(job->srv, &sample);
     return Qnil;
 }
 
@@ -283,6 +305,7 @@ static void run_client(up_rb_server_t *srv, up_rb_app_thread_t *self,
 typedef struct sleep_t {
     up_rb_server_t *srv;
     int want_loop; /* it found the loop taken and has nothing else to do */
+    unsigned long releases; /* srv->loop_releases read before it tried the loop */
     int interrupted;
 } sleep_t;
 
@@ -293,6 +316,11 @@ static void *sleep_nogvl(void *arg)
     sleep_t *s = arg;
     up_rb_server_t *srv = s->srv;
     pthread_mutex_lock(&srv->queue_lock);
+    if (s->want_loop && atomic_load(&srv->loop_releases) != s->releases) {
+        /* The loop's thread gave the loop up since this thread found it taken: take it. */
+        pthread_mutex_unlock(&srv->queue_lock);
+        return NULL;
+    }
     if (s->want_loop && srv->sitting) {
         /* The watchdog runs the loop because every thread was in the app: this one is free
          * now and takes the loop back (the watchdog gives it with a promotion). */
@@ -300,8 +328,11 @@ static void *sleep_nogvl(void *arg)
         up_loop_wake(srv->loop);
     }
     srv->sleepers++;
+    /* With the loop on its own thread, nobody else takes the queue: a thread with nothing to
+     * do does not sleep while work waits (it came after the turn's publish). One the watchdog
+     * sent to sleep does, as with turns, until it is woken for that work. */
     while (srv->promoted == 0 && !atomic_load(&srv->finished) && !s->interrupted &&
-           !(srv->io_thread_mode && srv->queue_len > 0))
+           !(s->want_loop && atomic_load(&srv->loop_on_thread) && srv->queue_len > 0))
         pthread_cond_wait(&srv->queue_cond, &srv->queue_lock);
     if (srv->promoted > 0)
         srv->promoted--;
@@ -330,9 +361,9 @@ static void open_syscall(up_rb_app_thread_t *self)
     self->syscall_fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static void go_to_sleep(up_rb_server_t *srv, int want_loop)
+static void go_to_sleep(up_rb_server_t *srv, int want_loop, unsigned long releases)
 {
-    sleep_t s = {srv, want_loop, 0};
+    sleep_t s = {srv, want_loop, releases, 0};
     rb_thread_call_without_gvl(sleep_nogvl, &s, sleep_unblock, &s);
 }
 
@@ -343,7 +374,7 @@ static VALUE app_thread_main(void *arg)
     open_syscall(self);
     while (!atomic_load(&srv->finished)) {
         if (atomic_load(&srv->demoted) > 0 && take_demotion(srv)) {
-            go_to_sleep(srv, 0);
+            go_to_sleep(srv, 0, 0);
             rb_thread_check_ints();
             continue;
         }
@@ -355,10 +386,11 @@ static VALUE app_thread_main(void *arg)
                 run_request(srv, self, up_rb_job_exchange(job));
             continue;
         }
-        if (srv->io_thread_mode || !up_rb_with_loop(srv, turn_nogvl, srv)) {
+        unsigned long releases = atomic_load(&srv->loop_releases);
+        if (!up_rb_with_loop(srv, turn_nogvl, srv)) {
             /* Another thread has the loop, and there is no request: nothing to do here until
              * the running threads get stuck (or the loop's native thread finds requests). */
-            go_to_sleep(srv, 1);
+            go_to_sleep(srv, 1, releases);
         }
         rb_thread_check_ints();
     }
@@ -447,36 +479,99 @@ static void main_wait_unblock(void *arg)
 
 /* ---------------------------------------------------------------- the native loop thread */
 
-/* --io-thread's loop thread: holds the loop for good and runs turns, never the GVL. */
+/* Waits for loop_lock while the loop is to be on this thread, waking the loop now and then so
+ * that its present owner's turn (an app thread, or the watchdog sitting) ends. Returns whether
+ * it got it. Without queue_lock. */
+static int io_thread_take_loop(up_rb_server_t *srv)
+{
+    while (atomic_load(&srv->loop_on_thread) && !atomic_load(&srv->finished)) {
+        up_loop_wake(srv->loop);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 5000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_mutex_timedlock(&srv->loop_lock, &ts) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The loop's own thread: while the loop is placed here, it holds loop_lock and runs turns,
+ * never the GVL; else it waits to be asked. Giving the loop up (or giving up waiting for it),
+ * it wakes a sleeping app thread, which takes the loop then. */
 static void *io_thread_main(void *arg)
 {
     up_rb_server_t *srv = arg;
-    pthread_mutex_lock(&srv->loop_lock);
-    up_loop_set_owner(srv->loop, 1);
-    while (!up_rb_turn(srv, -1))
-        ;
-    up_loop_set_owner(srv->loop, 0);
-    pthread_mutex_unlock(&srv->loop_lock);
+    pthread_mutex_lock(&srv->queue_lock);
+    for (;;) {
+        while (!atomic_load(&srv->loop_on_thread) && !atomic_load(&srv->finished))
+            pthread_cond_wait(&srv->io_thread_cond, &srv->queue_lock);
+        if (atomic_load(&srv->finished))
+            break;
+        pthread_mutex_unlock(&srv->queue_lock);
+        int held = io_thread_take_loop(srv);
+        if (held) {
+            up_loop_set_owner(srv->loop, 1);
+            while (atomic_load(&srv->loop_on_thread) && !up_rb_turn(srv, -1))
+                ;
+            up_loop_set_owner(srv->loop, 0);
+        }
+        /* queue_lock before the loop is let go: an app thread that found it taken either
+         * sleeps before this and is woken here, or sees loop_releases change after. */
+        pthread_mutex_lock(&srv->queue_lock);
+        if (held)
+            pthread_mutex_unlock(&srv->loop_lock);
+        atomic_fetch_add(&srv->loop_releases, 1);
+        if (srv->sleepers > srv->promoted) {
+            srv->promoted++;
+            pthread_cond_signal(&srv->queue_cond);
+        }
+    }
+    pthread_mutex_unlock(&srv->queue_lock);
     return NULL;
 }
 
+/* Started with the server unless --no-io-thread: waiting, or running the loop at once with
+ * --io-thread. */
 static void start_io_thread(up_rb_server_t *srv)
 {
-    if (!srv->io_thread_mode)
+    if (srv->loop_policy == UP_RB_LOOP_TURNS)
         return;
+    atomic_store(&srv->loop_on_thread, srv->loop_policy == UP_RB_LOOP_THREAD);
     if (pthread_create(&srv->io_thread, NULL, io_thread_main, srv) != 0) {
-        srv->io_thread_mode = 0;
+        atomic_store(&srv->loop_on_thread, 0);
         rb_sys_fail("starting the loop's thread");
     }
+    srv->io_thread_started = 1;
 }
 
-/* finished is set: the thread's next turn ends it. */
+/* finished is set: the thread's next turn, or its wait, ends it. */
 static void stop_io_thread(up_rb_server_t *srv)
 {
-    if (!srv->io_thread_mode)
+    if (!srv->io_thread_started)
         return; /* none, or it failed to start (start_io_thread runs first, always) */
+    pthread_mutex_lock(&srv->queue_lock);
+    pthread_cond_broadcast(&srv->io_thread_cond);
+    pthread_mutex_unlock(&srv->queue_lock);
     up_loop_wake(srv->loop);
     pthread_join(srv->io_thread, NULL);
+    srv->io_thread_started = 0;
+}
+
+void up_rb_pool_place_loop(up_rb_server_t *srv, int on_thread)
+{
+    if (srv->loop_policy != UP_RB_LOOP_AUTO || !srv->io_thread_started)
+        return;
+    pthread_mutex_lock(&srv->queue_lock);
+    atomic_store(&srv->loop_on_thread, on_thread);
+    pthread_cond_broadcast(&srv->io_thread_cond);
+    pthread_mutex_unlock(&srv->queue_lock);
+    /* The owner's turn ends: the app thread or watchdog running it lets go (moving to the
+     * thread), or the loop's thread does (moving back). */
+    up_loop_wake(srv->loop);
 }
 
 /* A grace past the deadline for the threads to notice it themselves before they are made to. */

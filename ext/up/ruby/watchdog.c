@@ -177,12 +177,12 @@ static void demote(up_rb_server_t *srv, watch_t *w, uint64_t now)
     w->last_io = w->last_demotion = now;
 }
 
-/* The loop: taken when nobody runs it and every awake thread is stuck in the app; queue_lock
- * held. trylock, as everywhere: app threads take queue_lock while they hold the loop. */
+/* The loop: taken when nobody runs it and every awake thread is stuck in the app (never while
+ * it is placed on its own thread: that one runs it); queue_lock held. trylock, as everywhere: app threads take queue_lock while they hold the loop. */
 static void sit_down_if_needed(up_rb_server_t *srv, watch_t *w, uint64_t now)
 {
     int awake = up_rb_awake_threads(srv);
-    if (srv->sitting || srv->in_app == 0 || srv->in_app < awake ||
+    if (srv->sitting || atomic_load(&srv->loop_on_thread) || srv->in_app == 0 || srv->in_app < awake ||
         now - w->last_progress < STUCK_NS || atomic_load(&srv->finished))
         return;
     if (pthread_mutex_trylock(&srv->loop_lock) != 0)
@@ -216,7 +216,8 @@ static void sitting_turn(up_rb_server_t *srv, uint64_t wait_ns)
     up_rb_turn(srv, (int)((wait_ns + 999999) / 1000000));
     pthread_mutex_lock(&srv->queue_lock);
     int awake = up_rb_awake_threads(srv);
-    if (srv->loop_wanted > 0 || awake == 0 || atomic_load(&srv->finished))
+    if (srv->loop_wanted > 0 || awake == 0 || atomic_load(&srv->finished) ||
+        atomic_load(&srv->loop_on_thread))
         stand_up(srv);
 }
 
@@ -317,8 +318,8 @@ static void *watchdog_main(void *arg)
 
 void up_rb_watchdog_start(up_rb_server_t *srv)
 {
-    if (srv->io_thread_mode)
-        return; /* the loop has its own thread, and publish wakes app threads */
+    if (srv->loop_policy == UP_RB_LOOP_THREAD)
+        return; /* the loop has its own thread for good, and publish wakes app threads */
     srv->watchdog_running = 1;
     if (pthread_create(&srv->watchdog, NULL, watchdog_main, srv) != 0) {
         srv->watchdog_running = 0;

@@ -22,7 +22,9 @@ module Up
         ["up_pubsub_subscriptions", "gauge", :subscriptions, "Pub/sub subscriptions"],
         ["up_pubsub_published_total", "counter", :published, "Pub/sub messages fanned out"],
         ["up_messages_out_total", "counter", :messages_out, "WebSocket and SSE messages written"],
-        ["up_websocket_messages_in_total", "counter", :messages_in, "WebSocket messages received"]
+        ["up_websocket_messages_in_total", "counter", :messages_in, "WebSocket messages received"],
+        ["up_loop_switches_total", "counter", :loop_switches,
+         "Moves of the worker's loop between its app threads and a thread of its own"]
       ].freeze
 
       # stats: a runner's #stats; ready: whether the readiness probe says so.
@@ -54,6 +56,7 @@ module Up
           family(name, type, help)
           workers.each { |w| sample(name, w[:labels], w[:status].fetch(key, 0)) }
         end
+        loop_placement(workers)
         @out
       end
 
@@ -95,6 +98,15 @@ module Up
           sample("#{name}_sum", w[:labels], s[:duration_sum])
           sample("#{name}_count", w[:labels], total)
         end
+      end
+
+      # Where each worker's loop runs now (Up::Server#stats' loop_mode), and what the app calls
+      # last measured spent on the CPU (app_cpu_share, once measured).
+      def loop_placement(workers)
+        family("up_loop_io_thread", "gauge", "1 while the worker's loop runs on a thread of its own, 0 on its app threads")
+        workers.each { |w| sample("up_loop_io_thread", w[:labels], w[:status][:loop_mode] == "io_thread" ? 1 : 0) }
+        family("up_app_cpu_share", "gauge", "CPU time over wall time of the app calls last measured")
+        workers.each { |w| (share = w[:status][:app_cpu_share]) && sample("up_app_cpu_share", w[:labels], share) }
       end
 
       def family(name, type, help)
