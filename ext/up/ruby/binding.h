@@ -92,6 +92,7 @@ typedef struct up_rb_server_t {
     up_server_config_t config;
     int num_threads;        /* app threads, at least 1 */
     int early_hints;        /* whether envs get rack.early_hints */
+    int http2;              /* listeners speak HTTP/2 beside HTTP/1.1 (h2 by ALPN, h2c) */
     unsigned shutdown_timeout_ms;
     int running;
     /* The stop: requested from any thread or a trap handler (then a wake), begun by the next

@@ -216,7 +216,7 @@ static VALUE run_job(VALUE arg)
 static void *give_back_nogvl(void *arg)
 {
     job_t *job = arg;
-    up_conn_lent_return_here(job->ex->conn);
+    up_exchange_return_here(job->ex);
     up_conn_loop_take_mail(job->srv->server);
     up_rb_pool_publish(job->srv);
     return NULL;
@@ -240,7 +240,7 @@ static VALUE hand_back(VALUE arg)
     up_rb_server_t *srv = job->srv;
     leave_app(srv, job->self);
     if (!up_rb_with_loop(srv, give_back_nogvl, job))
-        up_conn_lent_return(job->ex->conn);
+        up_exchange_return(job->ex);
     return Qnil;
 }
 
