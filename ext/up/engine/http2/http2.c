@@ -1009,8 +1009,18 @@ static void http2_on_read(up_conn_t *conn)
         ssize_t n = nghttp2_session_mem_recv(s->ng, (const uint8_t *)b->base + conn->_rpos,
                                              b->len - conn->_rpos);
         s->in_callbacks = 0;
+        if (n == NGHTTP2_ERR_FLOODED) {
+            /* The client sends faster than it reads what its frames ask for: no GOAWAY would
+             * reach it past the unread ACKs. */
+            up_conn_loop_close(conn);
+            return;
+        }
         if (n < 0) {
-            /* A flood or a protocol error: nghttp2 queued its GOAWAY when it could. */
+            /* Fatal for the session (a header block continued past UP_HTTP2_MAX_CONTINUATIONS,
+             * a bad preface): GOAWAY if the socket takes it, then close. */
+            nghttp2_session_terminate_session(s->ng, n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
+                                                         ? NGHTTP2_ENHANCE_YOUR_CALM
+                                                         : NGHTTP2_PROTOCOL_ERROR);
             session_send(s);
             up_conn_loop_close_after_output(conn);
             return;
@@ -1146,6 +1156,11 @@ static void negotiate_on_read(up_conn_t *conn)
 {
     const char *p = conn->_rbuf.base + conn->_rpos;
     size_t len = conn->_rbuf.len - conn->_rpos;
+    if (len == 0) {
+        if (conn->eof)
+            up_conn_loop_close(conn); /* gone before its first byte */
+        return;
+    }
     int h2;
     if (conn->transport == &up_transport_tls) {
         h2 = up_tls_conn_alpn_is(conn, "h2");
