@@ -62,6 +62,17 @@ class TestHTTP2 < Minitest::Test
       when "/release"
         gate << "release"
         [200, {}, ["released"]]
+      when "/big"
+        parts = @parts = Queue.new
+        body = Enumerator.new do |y|
+          160.times do |i|
+            parts << i
+            y << ("b" * 65_536)
+          end
+        end
+        [200, { "content-type" => "text/plain" }, body]
+      when "/parts"
+        [200, {}, [@parts.size.to_s]]
       when "/slow"
         started << true
         sleep 1
@@ -203,6 +214,24 @@ class TestHTTP2 < Minitest::Test
     assert_equal({ 1 => "waited for release", 3 => "released" }, bodies)
   end
 
+  # A stream whose window the client leaves closed holds its own producer (back-pressure on
+  # the app's each) and no other stream: the connection's window is open, the other streams'
+  # bodies come, and the app made only what the stream's bound lets it queue.
+  def test_a_stream_the_client_does_not_read_holds_no_other
+    start_server(app, threads: 2)
+    h2 = frames
+    h2.write_frame(:window_update, 0, 0, [100 * 1024 * 1024].pack("N"))
+    h2.get(1, "/big")
+    first = h2.read_until { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 1 }
+    refute_nil first
+    h2.get(3, "/other")
+    data = h2.read_until { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 3 }
+    assert_equal "/other", data.payload
+    h2.get(5, "/parts")
+    made = h2.read_until { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 5 }.payload.to_i
+    assert_operator made, :<, 20, "parts made while the stream's window stayed closed (of 160)"
+  end
+
   def test_early_hints_and_connection_fields
     start_server(app)
     out = nghttp(url("/hints"))
@@ -210,6 +239,7 @@ class TestHTTP2 < Minitest::Test
     assert_match(/:status: 200/, out)
     out = nghttp(url("/fields"))
     assert_includes out, "x-kept: yes"
+    assert_match(/recv \(stream_id=\d+\) date: \w{3}, \d\d \w{3} \d{4} /, out)
     %w[connection keep-alive transfer-encoding upgrade].each do |name|
       refute_match(/recv \(stream_id=\d+\) #{name}:/, out)
     end

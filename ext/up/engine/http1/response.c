@@ -538,3 +538,23 @@ void up_exchange_return_here(up_exchange_t *ex)
     else
         up_conn_lent_return_here(ex->conn);
 }
+
+uint64_t up_exchange_backlog(const up_exchange_t *ex)
+{
+    return ex->ops != NULL ? ex->ops->backlog(ex) : up_conn_any_backlog(ex->conn);
+}
+
+int up_exchange_wait_backlog(up_exchange_t *ex, uint64_t max_bytes, const atomic_int *cancel)
+{
+    if (ex->ops != NULL)
+        return ex->ops->wait_backlog(ex, max_bytes, cancel);
+    return up_conn_any_wait_backlog(ex->conn, max_bytes, cancel);
+}
+
+void up_exchange_cancel_waits(up_exchange_t *ex)
+{
+    if (ex->ops != NULL)
+        ex->ops->cancel_waits(ex);
+    else
+        up_conn_any_cancel_waits(ex->conn);
+}

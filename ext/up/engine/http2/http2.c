@@ -125,6 +125,8 @@ typedef struct stream_t {
     unsigned aborted : 1;      /* rolled back after bytes were posted: reset the stream */
     unsigned gone : 1;         /* the client closed the stream, or the connection closed */
     up_outq_t out;             /* body bytes the app wrote, not yet framed */
+    pthread_cond_t drained;    /* out was taken from, or the stream is gone */
+    int waiters;               /* producers waiting on drained */
     struct stream_t *next_news;
     /* loop thread */
     struct stream_t *next_ready;
@@ -184,6 +186,7 @@ static stream_t *stream_new(session_t *s, int32_t id)
     st->req.head.keep_alive = 1;
     st->res.content_length = -1;
     up_outq_init(&st->out);
+    pthread_cond_init(&st->drained, NULL);
     st->next = s->streams;
     if (s->streams != NULL)
         s->streams->prev = st;
@@ -191,13 +194,13 @@ static stream_t *stream_new(session_t *s, int32_t id)
     return st;
 }
 
-/* Frees a stream nobody holds any more; its body bytes leave the connection's backlog. */
+/* Frees a stream nobody holds any more. */
 static void stream_free(stream_t *st)
 {
     up_conn_t *conn = st->session->conn;
     up_buffer_pool_t *pool = &conn->server->pool;
-    atomic_fetch_sub(&conn->_backlog, st->out.bytes);
     up_outq_clear(&st->out, pool);
+    pthread_cond_destroy(&st->drained);
     up_request_body_reset(&st->req.body, pool);
     fields_free(&st->in);
     fields_free(&st->out_fields);
@@ -351,6 +354,13 @@ static up_response_error_t stream_end_head(up_exchange_t *ex, int64_t body_lengt
         fields_add(&st->out_fields, "content-length", 14, digits, (size_t)n);
         pthread_mutex_unlock(&s->lock);
     }
+    if (!res->has_date) {
+        char date[UP_DATE_LEN];
+        up_date_copy(&ex->conn->server->date, date);
+        pthread_mutex_lock(&s->lock);
+        fields_add(&st->out_fields, "date", 4, date, UP_DATE_LEN);
+        pthread_mutex_unlock(&s->lock);
+    }
     res->framing = res->content_length >= 0 ? UP_FRAMING_LENGTH : UP_FRAMING_NONE;
     res->body_left = res->content_length >= 0 ? (uint64_t)res->content_length : UINT64_MAX;
     res->head_done = 1;
@@ -391,7 +401,6 @@ static up_response_error_t stream_write(up_exchange_t *ex, const char *data, siz
     session_t *s = st->session;
     pthread_mutex_lock(&s->lock);
     up_outq_append(&st->out, &ex->conn->server->pool, data, (size_t)n);
-    atomic_fetch_add(&ex->conn->_backlog, n);
     pthread_mutex_unlock(&s->lock);
     return UP_RESPONSE_OK;
 }
@@ -407,7 +416,6 @@ static up_response_error_t stream_write_shared(up_exchange_t *ex, up_shared_t *s
     session_t *s = st->session;
     pthread_mutex_lock(&s->lock);
     up_outq_append_shared(&st->out, shared, offset, (size_t)n);
-    atomic_fetch_add(&ex->conn->_backlog, n);
     pthread_mutex_unlock(&s->lock);
     return UP_RESPONSE_OK;
 }
@@ -472,7 +480,6 @@ static int stream_rollback(up_exchange_t *ex)
     int undoable = !st->head_ready && !st->submitted;
     if (undoable) {
         st->out_fields.len = st->out_fields.n = 0;
-        atomic_fetch_sub(&ex->conn->_backlog, st->out.bytes);
         up_outq_clear(&st->out, &ex->conn->server->pool);
     } else {
         st->aborted = 1;
@@ -523,6 +530,41 @@ static void stream_give_back(up_exchange_t *ex)
     up_conn_release(conn);
 }
 
+/* Back-pressure per stream: a producer waits for its own stream's body to be framed, which
+ * its window decides, so a stream the client does not read holds no other stream's producer. */
+static uint64_t stream_backlog(const up_exchange_t *ex)
+{
+    stream_t *st = ex->stream;
+    session_t *s = st->session;
+    pthread_mutex_lock(&s->lock);
+    uint64_t n = st->gone || s->dead ? 0 : st->out.bytes;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static int stream_wait_backlog(up_exchange_t *ex, uint64_t max_bytes, const atomic_int *cancel)
+{
+    stream_t *st = ex->stream;
+    session_t *s = st->session;
+    pthread_mutex_lock(&s->lock);
+    st->waiters++;
+    while (!st->gone && !s->dead && st->out.bytes > max_bytes && !atomic_load(cancel))
+        pthread_cond_wait(&st->drained, &s->lock);
+    st->waiters--;
+    int gone = st->gone || s->dead;
+    pthread_mutex_unlock(&s->lock);
+    return gone ? -1 : 0;
+}
+
+static void stream_cancel_waits(up_exchange_t *ex)
+{
+    stream_t *st = ex->stream;
+    session_t *s = st->session;
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&st->drained);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static const up_exchange_ops_t stream_ops = {
     .start = stream_start,
     .add_header = stream_add_header,
@@ -535,6 +577,9 @@ static const up_exchange_ops_t stream_ops = {
     .rollback = stream_rollback,
     .post = stream_post,
     .give_back = stream_give_back,
+    .backlog = stream_backlog,
+    .wait_backlog = stream_wait_backlog,
+    .cancel_waits = stream_cancel_waits,
 };
 
 /* ---------------------------------------------------------------- output (loop thread) */
@@ -558,10 +603,10 @@ static ssize_t data_source_read(nghttp2_session *ng, int32_t id, uint8_t *buf, s
             r = NGHTTP2_ERR_DEFERRED; /* resumed when the app writes more (session_take_news) */
         }
     } else {
-        uint64_t before = st->out.bytes;
         int64_t n = up_outq_take(&st->out, &conn->server->pool, (char *)buf,
                                  avail < length ? (size_t)avail : length);
-        atomic_fetch_sub(&conn->_backlog, before - st->out.bytes);
+        if (st->waiters > 0)
+            pthread_cond_broadcast(&st->drained); /* its producer may go on (stream_wait) */
         if (n < 0) {
             r = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* a file shrank: reset the stream */
         } else {
@@ -945,6 +990,7 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t error_code,
     st->ng_open = 0;
     pthread_mutex_lock(&s->lock);
     st->gone = 1;
+    pthread_cond_broadcast(&st->drained);
     pthread_mutex_unlock(&s->lock);
     maybe_free(st);
     return 0;
@@ -1028,11 +1074,11 @@ static void http2_on_read(up_conn_t *conn)
         conn->_rpos = b->len;
     }
     if (conn->eof) {
-        up_conn_loop_want_read(conn, 0);
-        if (s->lent == 0) {
-            up_conn_loop_close(conn);
-            return;
-        }
+        /* An HTTP/2 client ends its side only when done with the connection (RFC 9113 has no
+         * half-close of its own): streams under way lose their reader, and their producers
+         * stop (the stream is gone). */
+        up_conn_loop_close(conn);
+        return;
     }
     session_dispatch(s);
     session_take_news(s);
@@ -1092,8 +1138,10 @@ static void http2_on_close(up_conn_t *conn)
     s->news = NULL;
     for (stream_t *st = news; st != NULL; st = st->next_news)
         st->news = 0;
-    for (stream_t *st = s->streams; st != NULL; st = st->next)
+    for (stream_t *st = s->streams; st != NULL; st = st->next) {
         st->gone = 1;
+        pthread_cond_broadcast(&st->drained);
+    }
     pthread_mutex_unlock(&s->lock);
     /* Streams a borrower still has are freed by it (stream_give_back); one it returned whose
      * return the loop never took is freed here, with the reference it held. */
