@@ -43,12 +43,18 @@ class TestHTTP2 < Minitest::Test
       case env["PATH_INFO"]
       when "/env"
         plain = env.select { |_key, value| value.is_a?(String) || value == true || value == false }
+        plain["rack.upgrade?"] = env["rack.upgrade?"].inspect
         [200, { "content-type" => "application/json" }, [JSON.generate(plain)]]
       when "/echo"
         all = env["rack.input"].read
         [200, { "content-type" => "text/plain" }, ["#{all.bytesize}|#{all[0, 3]}|#{env["CONTENT_LENGTH"]}"]]
       when "/each"
         [200, { "content-type" => "text/plain" }, Enumerator.new { |y| 3.times { |i| y << "part #{i}\n" } }]
+      when "/call"
+        [200, { "content-type" => "text/plain" }, lambda { |stream|
+          3.times { |i| stream.write("call #{i}\n") }
+          stream.close
+        }]
       when "/file"
         [200, { "content-type" => "text/plain" }, PathBody.new(file)]
       when "/hints"
@@ -142,6 +148,7 @@ class TestHTTP2 < Minitest::Test
     assert_equal "one", env["HTTP_X_CUSTOM"]
     assert_equal "a=1; b=2", env["HTTP_COOKIE"]
     assert_equal false, env["rack.hijack?"]
+    assert_equal "nil", env["rack.upgrade?"], "no WebSocket or event stream on a stream yet"
     refute env.keys.any? { |key| key.start_with?("HTTP_:") }, "no pseudo-header field in the env"
 
     body, version = curl(url("/env"))
@@ -192,6 +199,7 @@ class TestHTTP2 < Minitest::Test
     assert_match(/recv \(stream_id=\d+\) :status: 200/, out)
     assert_equal 3, out.scan(/recv (?:DATA|HEADERS) frame [^\n]*\n\s*; END_STREAM/).size, out[-2000..]
     assert_equal ["part 0\npart 1\npart 2\n", "2"], curl("--http2-prior-knowledge", url("/each"))
+    assert_equal ["call 0\ncall 1\ncall 2\n", "2"], curl("--http2-prior-knowledge", url("/call"))
     body, version = curl("--http2-prior-knowledge", url("/file"))
     assert_equal "2", version
     assert_equal FILE_BODY, body
