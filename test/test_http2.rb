@@ -290,6 +290,21 @@ class TestHTTP2 < Minitest::Test
                                                  H2Frames::SETTINGS[:max_header_list_size])
   end
 
+  # A client that opens more streams than SETTINGS_MAX_CONCURRENT_STREAMS allows breaks the
+  # limit it acknowledged: nghttp2 makes it a connection error (RFC 9113 §5.1.2 allows a
+  # stream error; up_node does the same), GOAWAY PROTOCOL_ERROR naming the last stream taken.
+  # The streams taken finish in the app, then the connection closes; others go on.
+  def test_streams_past_the_concurrent_limit_end_the_connection
+    start_server(app, threads: 2)
+    h2 = frames
+    (1..201).step(2).each { |id| h2.get(id, "/wait") } # 101 streams, each held in the app
+    goaway = h2.read_until { |frame| frame.type == H2Frames::TYPES[:goaway] }
+    assert_equal [0x1, 199], [goaway.error_code, goaway.payload.unpack1("N")]
+    100.times { @gate << "release" }
+    assert_nil h2.read_until(timeout: 10) { false }, "closed once its streams are done"
+    assert_equal ["/alive", "2"], curl("--http2-prior-knowledge", url("/alive"))
+  end
+
   # As HTTP/1.1's head: a list larger than max_head_size (decoded, RFC 9113 §6.5.2), or more
   # fields than max_headers, is a 431 on its stream, and the connection goes on.
   def test_oversized_header_lists_are_refused_on_their_stream
