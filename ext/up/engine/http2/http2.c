@@ -110,20 +110,24 @@ typedef struct stream_t {
     unsigned lent : 1;         /* a borrower has the exchange */
     unsigned ready_listed : 1; /* complete, on session->ready */
     unsigned answered : 1;     /* the engine answered it (a limit): later input is dropped */
-    unsigned submitted : 1;    /* its response head went to nghttp2 */
     unsigned rejected : 1;     /* 431: the head was over a limit */
     unsigned body_rejected : 1; /* 413 */
     /* under lock */
     fields_t out_fields;
     fields_t hints;            /* a 1xx head not submitted yet */
     int hints_status;
-    unsigned head_ready : 1;   /* the final head is written, not submitted yet */
-    unsigned hints_ready : 1;
-    unsigned body_done : 1;    /* finish was called */
-    unsigned returned : 1;     /* the borrower gave the exchange back */
-    unsigned news : 1;         /* on session->news */
-    unsigned aborted : 1;      /* rolled back after bytes were posted: reset the stream */
-    unsigned gone : 1;         /* the client closed the stream, or the connection closed */
+    /* Whole bytes, not bit-fields: the loop reads some of them without the lock while a
+     * borrower writes others under it, which must not be one memory location. */
+    unsigned char head_ready;  /* the final head is written, not submitted yet */
+    unsigned char hints_ready;
+    unsigned char body_done;   /* finish was called */
+    unsigned char returned;    /* the borrower gave the exchange back */
+    unsigned char news;        /* on session->news */
+    unsigned char aborted;     /* rolled back after bytes were posted: reset the stream */
+    unsigned char gone;        /* the client closed the stream, or the connection closed */
+    unsigned char submitted;   /* its head went to nghttp2 (written by the loop, under lock) */
+    unsigned char has_body;    /* the final head's: DATA may follow (not HEAD, 204, 304) */
+    int status;                /* the final head's */
     up_outq_t out;             /* body bytes the app wrote, not yet framed */
     pthread_cond_t drained;    /* out was taken from, or the stream is gone */
     int waiters;               /* producers waiting on drained */
@@ -366,6 +370,8 @@ static up_response_error_t stream_end_head(up_exchange_t *ex, int64_t body_lengt
     res->head_done = 1;
     pthread_mutex_lock(&s->lock);
     st->head_ready = 1;
+    st->status = res->status;
+    st->has_body = !res->head_only && !res->no_body;
     pthread_mutex_unlock(&s->lock);
     return UP_RESPONSE_OK;
 }
@@ -374,11 +380,10 @@ static up_response_error_t stream_end_head(up_exchange_t *ex, int64_t body_lengt
  * *len. */
 static up_response_error_t body_part(up_exchange_t *ex, uint64_t *len)
 {
-    stream_t *st = stream_of(ex);
     up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished)
         return UP_RESPONSE_E_STATE;
-    if (st->gone || up_conn_any_broken(ex->conn))
+    if (up_conn_any_broken(ex->conn))
         return UP_RESPONSE_E_CLIENT_GONE;
     if (res->head_only || res->no_body) {
         *len = 0;
@@ -400,9 +405,11 @@ static up_response_error_t stream_write(up_exchange_t *ex, const char *data, siz
         return err;
     session_t *s = st->session;
     pthread_mutex_lock(&s->lock);
-    up_outq_append(&st->out, &ex->conn->server->pool, data, (size_t)n);
+    int gone = st->gone || s->dead;
+    if (!gone)
+        up_outq_append(&st->out, &ex->conn->server->pool, data, (size_t)n);
     pthread_mutex_unlock(&s->lock);
-    return UP_RESPONSE_OK;
+    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_write_shared(up_exchange_t *ex, up_shared_t *shared,
@@ -415,9 +422,11 @@ static up_response_error_t stream_write_shared(up_exchange_t *ex, up_shared_t *s
         return err;
     session_t *s = st->session;
     pthread_mutex_lock(&s->lock);
-    up_outq_append_shared(&st->out, shared, offset, (size_t)n);
+    int gone = st->gone || s->dead;
+    if (!gone)
+        up_outq_append_shared(&st->out, shared, offset, (size_t)n);
     pthread_mutex_unlock(&s->lock);
-    return UP_RESPONSE_OK;
+    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_sendfile_ref(up_exchange_t *ex, up_shared_t *owner, int fd,
@@ -430,9 +439,11 @@ static up_response_error_t stream_sendfile_ref(up_exchange_t *ex, up_shared_t *o
         return err;
     session_t *s = st->session;
     pthread_mutex_lock(&s->lock);
-    up_outq_append_file_ref(&st->out, owner, fd, offset, n);
+    int gone = st->gone || s->dead;
+    if (!gone)
+        up_outq_append_file_ref(&st->out, owner, fd, offset, n);
     pthread_mutex_unlock(&s->lock);
-    return UP_RESPONSE_OK;
+    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_sendfile(up_exchange_t *ex, int fd, off_t offset, uint64_t len)
@@ -446,9 +457,13 @@ static up_response_error_t stream_sendfile(up_exchange_t *ex, int fd, off_t offs
     }
     session_t *s = st->session;
     pthread_mutex_lock(&s->lock);
-    up_outq_append_file(&st->out, fd, offset, n);
+    int gone = st->gone || s->dead;
+    if (!gone)
+        up_outq_append_file(&st->out, fd, offset, n);
     pthread_mutex_unlock(&s->lock);
-    return UP_RESPONSE_OK;
+    if (gone)
+        close(fd);
+    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_finish(up_exchange_t *ex)
@@ -692,20 +707,21 @@ static void stream_flush(session_t *s, stream_t *st)
         head = st->out_fields;
         st->out_fields = (fields_t){0};
         st->head_ready = 0;
+        st->submitted = 1;
     }
+    int status = st->status, has_body = st->has_body;
     int returned = st->returned;
     int aborted = st->aborted;
     int body_now = st->body_done && up_outq_empty(&st->out);
     pthread_mutex_unlock(&s->lock);
 
     if (st->ng_open) {
-        if (hints_status != 0 && !st->submitted && !submit)
+        if (hints_status != 0 && (submit || !st->submitted))
             submit_head(s, st, hints_status, &hints, NULL, 1);
         if (submit) {
-            st->submitted = 1;
-            int has_body = !st->res.head_only && !st->res.no_body && !(body_now && !aborted);
+            has_body = has_body && !(body_now && !aborted);
             nghttp2_data_provider body = {.source.ptr = st, .read_callback = data_source_read};
-            if (submit_head(s, st, st->res.status, &head, has_body ? &body : NULL, 0) != 0)
+            if (submit_head(s, st, status, &head, has_body ? &body : NULL, 0) != 0)
                 nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id,
                                           NGHTTP2_INTERNAL_ERROR);
         } else if (st->submitted) {
@@ -1132,38 +1148,41 @@ static void http2_on_close_request(up_conn_t *conn)
 static void http2_on_close(up_conn_t *conn)
 {
     session_t *s = session_of(conn);
+    /* Under the lock, so that a borrower returning its stream now either came before (its
+     * return is taken here) or sees dead and frees the stream itself (stream_give_back). */
+    stream_t *drop = NULL;
+    unsigned released = 0;
     pthread_mutex_lock(&s->lock);
     s->dead = 1;
-    stream_t *news = s->news;
-    s->news = NULL;
-    for (stream_t *st = news; st != NULL; st = st->next_news)
+    for (stream_t *st = s->news; st != NULL; st = st->next_news)
         st->news = 0;
-    for (stream_t *st = s->streams; st != NULL; st = st->next) {
+    s->news = NULL;
+    while (s->streams != NULL) {
+        stream_t *st = s->streams;
+        unlink_stream(st);
         st->gone = 1;
         pthread_cond_broadcast(&st->drained);
-    }
-    pthread_mutex_unlock(&s->lock);
-    /* Streams a borrower still has are freed by it (stream_give_back); one it returned whose
-     * return the loop never took is freed here, with the reference it held. */
-    stream_t *st = s->streams;
-    while (st != NULL) {
-        stream_t *next = st->next;
         if (st->lent && st->returned) {
             st->lent = 0;
-            s->lent--;
-            up_conn_release(conn);
+            released++;
         }
         if (!st->lent) {
-            unlink_stream(st);
-            stream_free(st);
-        } else {
-            unlink_stream(st);
+            st->next_ready = drop;
+            drop = st;
         }
-        st = next;
     }
+    pthread_mutex_unlock(&s->lock);
+    while (drop != NULL) {
+        stream_t *st = drop;
+        drop = st->next_ready;
+        stream_free(st);
+    }
+    s->lent = 0;
     s->ready_head = s->ready_tail = NULL;
     nghttp2_session_del(s->ng);
     s->ng = NULL;
+    while (released-- > 0)
+        up_conn_release(conn); /* the references of returns the loop never took */
 }
 
 static void http2_on_free(up_conn_t *conn)
