@@ -358,6 +358,19 @@ class TestHTTP2 < Minitest::Test
     assert_nil h2.read_until(timeout: 10) { false }, "closed"
   end
 
+  # body_timeout: a body that stops coming gets a 408 on its stream; the connection goes on.
+  def test_a_stalled_body_gets_408_on_its_stream
+    start_server(app, body_timeout: 0.5)
+    h2 = frames
+    h2.write_frame(:headers, H2Frames::END_HEADERS, 1, h2.header_block("/echo", method: "POST"))
+    h2.write_frame(:data, 0, 1, "part of a body")
+    data = h2.read_until(timeout: 10) { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 1 }
+    assert_equal "Request Timeout\n", data.payload
+    h2.get(3, "/after")
+    data = h2.read_until(timeout: 10) { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 3 }
+    assert_equal "/after", data.payload
+  end
+
   # nghttp2's guards with our bounds: a SETTINGS frame with more entries than
   # UP_HTTP2_MAX_SETTINGS and a header block continued without end (the CONTINUATION flood of
   # 2024, UP_HTTP2_MAX_CONTINUATIONS) get GOAWAY ENHANCE_YOUR_CALM; PINGs or SETTINGS sent

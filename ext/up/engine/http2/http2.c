@@ -636,6 +636,22 @@ static ssize_t data_source_read(nghttp2_session *ng, int32_t id, uint8_t *buf, s
     return aborted ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE : r;
 }
 
+/* A stream whose request is not whole yet (its head or body still coming). */
+static int arriving(const stream_t *st)
+{
+    return st->ng_open && !st->ready_listed && !st->answered && !st->lent && !st->submitted &&
+           st->ex.res->started == 0;
+}
+
+static int any_arriving(const session_t *s)
+{
+    for (const stream_t *st = s->streams; st != NULL; st = st->next) {
+        if (arriving(st))
+            return 1;
+    }
+    return 0;
+}
+
 /* Frames what nghttp2 has to send into the connection's output, while that output is under
  * UP_HTTP2_OUTPUT_BOUND (the rest when it drains: on_drained), then decides whether the
  * connection still wants input, and whether it is over. */
@@ -663,9 +679,11 @@ static void session_send(session_t *s)
     up_conn_loop_want_read(conn, want_read);
     if (!want_read && !nghttp2_session_want_write(s->ng) && s->lent == 0)
         up_conn_loop_close_after_output(conn);
-    /* Idle: no stream under way. */
-    up_conn_loop_set_timer(conn, s->lent == 0 && s->streams == NULL ? UP_HTTP1_TIMER_KEEPALIVE
-                                                                    : UP_TIMER_NONE);
+    /* A request still arriving runs HTTP/1's body timer (restarted by every event of the
+     * connection); no stream at all, the keep-alive timer. */
+    up_conn_loop_set_timer(conn, any_arriving(s)                      ? UP_HTTP1_TIMER_BODY
+                                 : s->lent == 0 && s->streams == NULL ? UP_HTTP1_TIMER_KEEPALIVE
+                                                                      : UP_TIMER_NONE);
 }
 
 /* nghttp2 copies what it is given: the list lives on the stack or in one allocation. */
@@ -1121,6 +1139,17 @@ static void http2_on_resume(up_conn_t *conn)
 static void http2_on_timeout(up_conn_t *conn)
 {
     session_t *s = session_of(conn);
+    if (any_arriving(s)) {
+        /* A body that stopped coming: a 408 on its stream, as HTTP/1 answers (RFC 9110
+         * §15.5.9); the connection goes on. */
+        for (stream_t *st = s->streams; st != NULL; st = st->next) {
+            if (arriving(st))
+                answer_now(s, st, 408, "Request Timeout");
+        }
+        session_take_news(s);
+        session_send(s);
+        return;
+    }
     nghttp2_session_terminate_session(s->ng, NGHTTP2_NO_ERROR);
     session_send(s);
     up_conn_loop_close_after_output(conn);
