@@ -8,6 +8,7 @@
 # specific fields (§8.2.2); request bodies, streamed and file bodies, early hints as a 103
 # (RFC 8297); GOAWAY on a graceful stop (§6.8); the access log; the limits (§10.5) and
 # http2: false (--no-http2).
+require "fileutils"
 require "json"
 require "open3"
 require "socket"
@@ -15,6 +16,8 @@ require "tmpdir"
 require_relative "helper"
 require_relative "support/test_certificates"
 require_relative "support/h2_frames"
+require "up/options"
+require "up/static_files"
 
 class TestHTTP2 < Minitest::Test
   include UpTestHelpers
@@ -203,6 +206,21 @@ class TestHTTP2 < Minitest::Test
     body, version = curl("--http2-prior-knowledge", url("/file"))
     assert_equal "2", version
     assert_equal FILE_BODY, body
+  end
+
+  # The static handler answers a stream before the app, as it answers HTTP/1.1 requests, and
+  # a HEAD gets the head alone.
+  def test_static_files_and_head_on_streams
+    root = File.join(@dir ||= Dir.mktmpdir("up-h2"), "public")
+    FileUtils.mkdir_p(root)
+    File.write(File.join(root, "static.txt"), "static " * 10_000)
+    options = Up::Options.new({ public: root }).to_h
+    start_server(app, static: Up::StaticFiles.new(options, dir: @dir).to_h)
+    assert_equal ["static " * 10_000, "2"], curl("--http2-prior-knowledge", url("/static.txt"))
+    assert_equal ["/dynamic", "2"], curl("--http2-prior-knowledge", url("/dynamic"))
+    out = nghttp("-H", ":method: HEAD", url("/static.txt"))
+    assert_match(/recv \(stream_id=\d+\) content-length: 70000/, out)
+    refute_match(/recv DATA frame/, out)
   end
 
   def test_streams_run_on_the_app_threads_at_once
