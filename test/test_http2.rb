@@ -129,6 +129,13 @@ class TestHTTP2 < Minitest::Test
     out
   end
 
+  # RFC 7541 §5.2: a string literal without Huffman coding, its length under 128 + 127.
+  def hpack_string(text)
+    length = text.bytesize
+    prefix = length < 127 ? [length].pack("C") : [127, ((length - 127) % 128) + 128, (length - 127) / 128].pack("C*")
+    prefix + text.b
+  end
+
   def frames
     H2Frames.new(connect).tap { |h2| h2.read_until { |frame| frame.type == H2Frames::TYPES[:settings] } }
   end
@@ -345,6 +352,28 @@ class TestHTTP2 < Minitest::Test
     assert_equal({ 1 => "/few", 3 => too_large, 5 => too_large, 7 => "/after" }, bodies)
     assert_equal "431", curl_status("--http2-prior-knowledge", "-H", "x-big: #{"b" * 1000}", url("/big"))
     assert_equal "200", curl_status("--http2-prior-knowledge", "-H", "x-big: #{"b" * 500}", url("/big"))
+  end
+
+  # An HPACK bomb (RFC 7541 §7.3): one large field put in the dynamic table, then referenced by
+  # its index, a byte each, many times. The decoded list is what counts: a 431 on its stream,
+  # and the connection goes on.
+  def test_an_hpack_bomb_is_refused_on_its_stream
+    start_server(app, max_head_size: 4096)
+    h2 = frames
+    # A literal with incremental indexing (§6.2.1), then 100 references to it (§6.1: index 62).
+    bomb = "\x40".b + hpack_string("x-bomb") + hpack_string("b" * 900) + ("\xbe".b * 100)
+    h2.write_frame(:headers, H2Frames::END_HEADERS | H2Frames::END_STREAM, 1, h2.header_block("/bomb") + bomb)
+    h2.get(3, "/after")
+    bodies = Hash.new { |hash, key| hash[key] = +"" }
+    ended = []
+    h2.read_until do |frame|
+      if frame.type == H2Frames::TYPES[:data]
+        bodies[frame.stream] << frame.payload
+        ended << frame.stream if frame.flags.anybits?(H2Frames::END_STREAM)
+      end
+      ended.size == 2
+    end
+    assert_equal({ 1 => "Request Header Fields Too Large\n", 3 => "/after" }, bodies)
   end
 
   # CVE-2023-44487: streams opened and reset at once. Past UP_HTTP2_MAX_RESETS in a second the
