@@ -129,7 +129,7 @@ class TestHTTP2 < Minitest::Test
     out
   end
 
-  # RFC 7541 §5.2: a string literal without Huffman coding, its length under 128 + 127.
+  # RFC 7541 §5.2: a string literal without Huffman coding (a length below 127 + 128 * 128).
   def hpack_string(text)
     length = text.bytesize
     prefix = length < 127 ? [length].pack("C") : [127, ((length - 127) % 128) + 128, (length - 127) / 128].pack("C*")
