@@ -802,39 +802,42 @@ static void set_slice(const fields_t *f, long i, up_slice_t *out)
         *out = field_value(f, (size_t)i);
 }
 
-/* Fills the request's head from the stream's fields, as HTTP/1's parser would have. */
+/* Fills the request's head from the stream's fields, as HTTP/1's parser would have, every
+ * slice in the one buffer of the fields (a binding may pass that buffer on whole: `up`'s). */
 static void build_head(stream_t *st)
 {
     up_http1_request_t *head = &st->req.head;
-    const fields_t *f = &st->in;
+    fields_t *f = &st->in;
     long method = -1, path = -1, authority = -1, host = -1;
+    for (size_t i = 0; i < f->n; i++) {
+        up_slice_t name = field_name(f, i);
+        if (UP_LOWER_EQ(name.base, name.len, ":method"))
+            method = (long)i;
+        else if (UP_LOWER_EQ(name.base, name.len, ":path"))
+            path = (long)i;
+        else if (UP_LOWER_EQ(name.base, name.len, ":authority"))
+            authority = (long)i;
+        else if (UP_LOWER_EQ(name.base, name.len, "host"))
+            host = (long)i;
+    }
+    /* RFC 9113 §8.3.1: :authority stands for Host; the env's HTTP_HOST comes from it. */
+    if (authority >= 0 && host < 0) {
+        up_slice_t value = field_value(f, (size_t)authority);
+        char *copy = up_malloc(value.len + 1);
+        memcpy(copy, value.base, value.len);
+        fields_add(f, "host", 4, copy, value.len); /* may move the bytes: slices after */
+        free(copy);
+    }
     st->headers = up_malloc((f->n + 1) * sizeof(*st->headers));
     size_t n = 0;
     for (size_t i = 0; i < f->n; i++) {
         up_slice_t name = field_name(f, i);
-        if (name.len > 0 && name.base[0] == ':') {
-            if (UP_LOWER_EQ(name.base, name.len, ":method"))
-                method = (long)i;
-            else if (UP_LOWER_EQ(name.base, name.len, ":path"))
-                path = (long)i;
-            else if (UP_LOWER_EQ(name.base, name.len, ":authority"))
-                authority = (long)i;
-            continue;
-        }
-        if (UP_LOWER_EQ(name.base, name.len, "host"))
-            host = (long)i;
-        st->headers[n++] = (up_http1_header_t){name, field_value(f, i)};
+        if (name.len == 0 || name.base[0] != ':')
+            st->headers[n++] = (up_http1_header_t){name, field_value(f, i)};
     }
     set_slice(f, method, &head->method);
     set_slice(f, path, &head->target);
-    /* RFC 9113 §8.3.1: :authority stands for Host; the env's HTTP_HOST comes from it. */
-    if (authority >= 0) {
-        head->host = field_value(f, (size_t)authority);
-        if (host < 0)
-            st->headers[n++] = (up_http1_header_t){{"host", 4}, head->host};
-    } else if (host >= 0) {
-        head->host = field_value(f, (size_t)host);
-    }
+    set_slice(f, authority >= 0 ? authority : host, &head->host);
     head->headers = st->headers;
     head->num_headers = n;
     if (head->method.len == 7 && memcmp(head->method.base, "CONNECT", 7) == 0) {
