@@ -394,6 +394,19 @@ class TestHTTP2 < Minitest::Test
     assert_equal ["/alive", "2"], curl("--http2-prior-knowledge", url("/alive"))
   end
 
+  # RFC 9113 §6.9.2: a SETTINGS_INITIAL_WINDOW_SIZE that makes an open stream's window pass
+  # 2^31-1 is a connection error (nghttp2 alone would reset the stream).
+  def test_a_settings_change_that_overflows_a_stream_window_ends_the_connection
+    start_server(app)
+    h2 = frames
+    h2.write_frame(:headers, H2Frames::END_HEADERS, 1, h2.header_block("/echo", method: "POST"))
+    h2.write_frame(:window_update, 0, 1, [(2**31) - 1 - 65_535].pack("N"))
+    h2.write_frame(:settings, 0, 0, [4, 65_536].pack("nN"))
+    goaway = h2.read_until { |frame| frame.type == H2Frames::TYPES[:goaway] || frame.type == H2Frames::TYPES[:rst_stream] }
+    assert_equal [H2Frames::TYPES[:goaway], 0x3], [goaway.type, goaway.error_code], "GOAWAY FLOW_CONTROL_ERROR"
+    assert_equal ["/alive", "2"], curl("--http2-prior-knowledge", url("/alive"))
+  end
+
   # A connection with no stream and no frame for keepalive_timeout gets GOAWAY (NO_ERROR) and
   # is closed.
   def test_an_idle_connection_gets_goaway

@@ -150,6 +150,7 @@ struct session_t {
     uint64_t reset_window_start_ms;
     unsigned resets;
     int goaway;
+    int window_settings; /* a SETTINGS changed the initial window since the last send */
     int in_callbacks; /* inside nghttp2's recv or send: no nested call into the session */
 };
 
@@ -947,9 +948,37 @@ static void mark_ready(session_t *s, stream_t *st)
 
 static const char *head_too_large_reason = "Request Header Fields Too Large";
 
+/* Whether frame is a client's SETTINGS that changes SETTINGS_INITIAL_WINDOW_SIZE. */
+static int changes_initial_window(const nghttp2_frame *frame)
+{
+    if (frame->hd.type != NGHTTP2_SETTINGS || (frame->hd.flags & NGHTTP2_FLAG_ACK))
+        return 0;
+    for (size_t i = 0; i < frame->settings.niv; i++) {
+        if (frame->settings.iv[i].settings_id == NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE)
+            return 1;
+    }
+    return 0;
+}
+
+/* RFC 9113 §6.9.2: a SETTINGS_INITIAL_WINDOW_SIZE that makes a stream's window overflow is a
+ * connection error, where nghttp2 resets the stream (FLOW_CONTROL_ERROR): such a reset, queued
+ * while the change was applied, becomes GOAWAY FLOW_CONTROL_ERROR instead. */
+static int before_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
+{
+    session_t *s = user;
+    if (frame->hd.type == NGHTTP2_RST_STREAM &&
+        frame->rst_stream.error_code == NGHTTP2_FLOW_CONTROL_ERROR && s->window_settings) {
+        nghttp2_session_terminate_session(ng, NGHTTP2_FLOW_CONTROL_ERROR);
+        return NGHTTP2_ERR_CANCEL;
+    }
+    return 0;
+}
+
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
 {
     session_t *s = user;
+    if (changes_initial_window(frame))
+        s->window_settings = 1;
     if (frame->hd.type == NGHTTP2_RST_STREAM) {
         /* Rapid reset (CVE-2023-44487): resets counted per window. */
         uint64_t now = now_ms();
@@ -1050,6 +1079,7 @@ static void make_shared(void)
     nghttp2_session_callbacks_set_on_frame_recv_callback(c, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(c, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(c, on_stream_close);
+    nghttp2_session_callbacks_set_before_frame_send_callback(c, before_frame_send);
     nghttp2_option *o = shared_options;
     nghttp2_option_set_max_outbound_ack(o, UP_HTTP2_MAX_OUTBOUND_ACK);
     nghttp2_option_set_max_settings(o, UP_HTTP2_MAX_SETTINGS);
@@ -1120,6 +1150,7 @@ static void http2_on_read(up_conn_t *conn)
     session_dispatch(s);
     session_take_news(s);
     session_send(s);
+    s->window_settings = 0;
 }
 
 static void http2_on_drained(up_conn_t *conn)
