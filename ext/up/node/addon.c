@@ -106,6 +106,8 @@ static const up_protocol_t *protocol_of(const up_node_server_t *srv)
 #ifdef UP_HAVE_NGHTTP2
     if (srv->http2)
         return &up_http2_negotiate_protocol;
+#else
+    (void)srv;
 #endif
     return &up_http1_protocol;
 }

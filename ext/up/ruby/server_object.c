@@ -294,6 +294,8 @@ static const up_protocol_t *protocol_of(const up_rb_server_t *srv)
 #ifdef UP_HAVE_NGHTTP2
     if (srv->http2)
         return &up_http2_negotiate_protocol;
+#else
+    (void)srv;
 #endif
     return &up_http1_protocol;
 }
