@@ -3,6 +3,7 @@
 # exe/up_ruby as a user runs it: options, clear errors, pid file, log file, graceful stop.
 require_relative "helper"
 require_relative "support/cli_process"
+require "open3"
 require "tmpdir"
 require "up/options"
 
@@ -82,10 +83,27 @@ class TestCLI < Minitest::Test
     server&.stop
   end
 
-  # Every runtime takes the same options: up_ruby boots with --no-http2 and serves HTTP/1.1.
-  def test_no_http2_is_accepted
+  # up_ruby speaks h2c beside HTTP/1.1 by default; --no-http2, or `http2 false` in the config
+  # file, leaves HTTP/1.1 alone.
+  def test_http2_by_default_and_http_1_1_only_with_no_http2
+    h2c = lambda do |port|
+      out, _err, status = Open3.capture3("curl", "-sS", "--max-time", "5", "--http2-prior-knowledge",
+                                         "-w", "|%{http_version}", "http://127.0.0.1:#{port}/")
+      status.success? ? out : nil
+    end
+    server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", HELLO)
+    assert_equal "Hello World\n|2", h2c.call(server.port)
+    server.stop
     server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "--no-http2", HELLO)
     assert_equal "Hello World\n", raw_request("GET / HTTP/1.1\r\nHost: h\r\n\r\n", port: server.port).body
+    assert_nil h2c.call(server.port), "no h2c with --no-http2"
+    server.stop
+    Dir.mktmpdir do |dir|
+      config = File.join(dir, "up.rb")
+      File.write(config, "http2 false\n")
+      server = CLIProcess.new("-C", config, "-b", "127.0.0.1", "-p", "0", "-w", "1", HELLO)
+      assert_nil h2c.call(server.port), "no h2c with http2 false in the config file"
+    end
   ensure
     server&.stop
   end

@@ -141,8 +141,17 @@ class TestTLS < Minitest::Test
     true
   end
 
-  def test_alpn_answers_http_1_1_and_refuses_h2_alone
+  def test_alpn_prefers_h2_and_keeps_http_1_1
     start_tls
+    assert_includes s_client("-alpn", "http/1.1,h2"), "ALPN protocol: h2"
+    assert_includes s_client("-alpn", "http/1.1"), "ALPN protocol: http/1.1"
+    assert_match(/no application protocol/, s_client("-alpn", "spdy/3"))
+    ssl = ssl_socket(alpn_protocols: %w[h2 http/1.1])
+    assert_equal "h2", ssl.alpn_protocol
+  end
+
+  def test_alpn_answers_http_1_1_and_refuses_h2_alone_without_http2
+    start_tls(http2: false)
     assert_includes s_client("-alpn", "h2,http/1.1"), "ALPN protocol: http/1.1"
     assert_match(/no application protocol/, s_client("-alpn", "h2"))
     ssl = ssl_socket(alpn_protocols: %w[h2 http/1.1])
@@ -366,7 +375,8 @@ class TestTLS < Minitest::Test
       env["rack.upgrade"] = Ticker.new
       [200, {}, []]
     })
-    out, err, status = curl("-N", "-H", "Accept: text/event-stream", "https://localhost:#{@port}/events")
+    # HTTP/1.1: rack.upgrade is not offered on an HTTP/2 stream yet (test_http2.rb).
+    out, err, status = curl("--http1.1", "-N", "-H", "Accept: text/event-stream", "https://localhost:#{@port}/events")
     assert status.success?, err
     assert_equal "id: 0\ndata: tick 0\n\nid: 1\ndata: tick 1\n\nid: 2\ndata: tick 2\n\n", out
   end

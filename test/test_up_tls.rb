@@ -124,7 +124,8 @@ class TestUpTLS < Minitest::Test
     end
     assert_includes s_client.call("-tls1_2"), "New, TLSv1.2, Cipher is ECDHE-ECDSA-AES128-GCM-SHA256"
     assert_includes s_client.call("-tls1_3"), "New, TLSv1.3, Cipher is TLS_AES_128_GCM_SHA256"
-    assert_includes s_client.call("-alpn", "h2,http/1.1"), "ALPN protocol: http/1.1"
+    assert_includes s_client.call("-alpn", "http/1.1,h2"), "ALPN protocol: h2" # HTTP/2 preferred
+    assert_includes s_client.call("-alpn", "http/1.1"), "ALPN protocol: http/1.1"
     sock = connect
     sock.write("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     assert_equal 400, read_response(sock).status, "plain HTTP on the TLS port: a 400 it can read, as up_ruby's"

@@ -41,6 +41,14 @@ end
 openssl3 && have_library("crypto") && have_library("ssl") or
   abort "UP! needs OpenSSL 3 for TLS (-s): apt-get install libssl-dev"
 
+# HTTP/2 (engine/http2/) on libnghttp2; without it the engine speaks HTTP/1.1 alone and says so
+# when HTTP/2 is asked for.
+if have_header("nghttp2/nghttp2.h") && have_library("nghttp2")
+  $defs << "-DUP_HAVE_NGHTTP2"
+else
+  message("libnghttp2 not found (apt-get install libnghttp2-dev): building without HTTP/2\n")
+end
+
 # `up`'s addon needs Node's own headers (node_api.h, uv.h); without them UP! installs all the
 # same and `up` says what is missing when it starts.
 node_include = ENV.fetch("NODE_INCLUDE", "/usr/include/node")

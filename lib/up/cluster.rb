@@ -80,6 +80,7 @@ module Up
       @log.call(banner.to_s)
       @log.call("UP! #{VERSION} master #{Process.pid} listening on #{@binder.urls.join(", ")} " \
                 "(workers #{@worker_count}, threads #{@options[:threads]}#{", no preload" unless @options[:preload]})")
+      @log.call(HTTP2_MISSING) if @options[:http2] && !Server::HTTP2
       start_control
       @acme&.start { @signals.post("ACME") }
       @lifecycle.start_pulses { [healthy?, status_text] }

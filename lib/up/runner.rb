@@ -22,8 +22,11 @@ module Up
     # The settings Up::Server.new takes (ext/up/ruby/server_object.c).
     SERVER_OPTIONS = %i[threads max_head_size max_headers max_body_size spool_threshold head_timeout
                         body_timeout keepalive_timeout write_timeout max_pipeline
-                        shutdown_timeout access_log early_hints io_thread max_msg ws_ping
+                        shutdown_timeout access_log early_hints http2 io_thread max_msg ws_ping
                         sse_heartbeat ws_max_pending ws_deflate].freeze
+
+    # What --http2 (the default) says when the extension was built without libnghttp2.
+    HTTP2_MISSING = "HTTP/2 is off: UP! was built without libnghttp2 (apt-get install libnghttp2-dev, then reinstall)"
 
     # Process titles start with this, so `ps` tells UP!'s processes apart from others.
     TITLE = "up_ruby"

@@ -30,6 +30,7 @@ module Up
       @log.call(banner.to_s)
       @log.call("UP! #{VERSION} listening on #{@binder.urls.join(", ")} " \
                 "(pid #{Process.pid}, threads #{@options[:threads]})")
+      @log.call(HTTP2_MISSING) if @options[:http2] && !Server::HTTP2
       @log.call("--worker-max-rss needs workers (-w 2 or more): one process has no one to hand over to; ignored") \
         if @options[:worker_max_rss].positive?
       @log.call("--refork-after needs workers (-w 2 or more): one process has no worker to fork from; ignored") \

@@ -15,7 +15,7 @@ const MAX_KEYS = 500;
 // The meta array's layout (ext/up/node/addon.h).
 const META = {
   MINOR: 1, NUM_HEADERS: 2, METHOD: 3, TARGET: 5, PATH: 7, QUERY: 9, HOST: 11, ABSOLUTE: 13,
-  CHUNKED: 14, BODY_FD: 15, BODY_LENGTH: 16, UPGRADE: 17, HEADERS: 20,
+  CHUNKED: 14, BODY_FD: 15, BODY_LENGTH: 16, UPGRADE: 17, HTTP2: 18, HEADERS: 20,
 };
 
 class EnvBuilder {
@@ -57,14 +57,18 @@ class EnvBuilder {
     env.set('rack.run_once', false);
     // Full and partial hijack (exchange.js, hijack.js), but over TLS: the engine's session
     // cannot go with the socket (as on up_ruby).
-    env.set('rack.hijack?', !exchange.secure);
-    if (!exchange.secure) env.set('rack.hijack', exchange.hijackProc(env));
+    // An HTTP/2 stream has no socket of its own.
+    const hijackable = !exchange.secure && meta[META.HTTP2] === 0;
+    env.set('rack.hijack?', hijackable);
+    if (hijackable) env.set('rack.hijack', exchange.hijackProc(env));
     // What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
     // which the engine sends from the file (exchange.js, ext/up/node/sendfile.c).
     env.set('sendfile.type', 'x-sendfile');
     const path = this.slice(head, META.PATH);
     env.set('REQUEST_METHOD', this.slice(head, META.METHOD));
-    env.set('SERVER_PROTOCOL', meta[META.MINOR] === 0 ? 'HTTP/1.0' : 'HTTP/1.1');
+    let protocol = meta[META.MINOR] === 0 ? 'HTTP/1.0' : 'HTTP/1.1';
+    if (meta[META.HTTP2] === 1) protocol = 'HTTP/2';
+    env.set('SERVER_PROTOCOL', protocol);
     env.set('PATH_INFO', path);
     env.set('REQUEST_PATH', path);
     env.set('QUERY_STRING', this.slice(head, META.QUERY));

@@ -45,6 +45,8 @@ function engineConfig(options) {
     keepalive_timeout_ms: Math.round(options.keepalive_timeout * 1000),
     write_timeout_ms: Math.round(options.write_timeout * 1000),
     max_pipeline: options.max_pipeline,
+    // HTTP/2 beside HTTP/1.1 (ext/up/engine/http2/), unless --no-http2.
+    http2: options.http2 === false ? 0 : 1,
     // Cluster workers share the listening sockets: a connection should wake one of them (a
     // hint the libuv backend cannot honour yet: they race for accept).
     exclusive_accept: options.workers > 1 ? 1 : 0,

@@ -91,6 +91,12 @@ int harness_wait(harness_t *h, int (*cond)(void *arg), void *arg, int timeout_ms
 
 void client_open(harness_t *h, client_t *c, const char *early, int server_sndbuf)
 {
+    client_open_with(h, c, early, server_sndbuf, &up_http1_protocol);
+}
+
+void client_open_with(harness_t *h, client_t *c, const char *early, int server_sndbuf,
+                      const up_protocol_t *protocol)
+{
     int sv[2];
     memset(c, 0, sizeof(*c));
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -107,7 +113,7 @@ void client_open(harness_t *h, client_t *c, const char *early, int server_sndbuf
         fprintf(stderr, "client_open: cannot write the early bytes\n");
         exit(2);
     }
-    c->conn = up_conn_loop_accept(h->server, NULL, &up_http1_protocol, sv[0], NULL);
+    c->conn = up_conn_loop_accept(h->server, NULL, protocol, sv[0], NULL);
 }
 
 void client_shut_write(client_t *c)

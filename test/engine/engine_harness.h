@@ -62,6 +62,9 @@ typedef struct client_t {
  * listener with TCP_DEFER_ACCEPT would hand it over; server_sndbuf > 0 shrinks the server
  * end's send buffer so that its writes fill up fast. */
 void client_open(harness_t *h, client_t *c, const char *early, int server_sndbuf);
+/* The same for a connection that starts with protocol (client_open: HTTP/1.1). */
+void client_open_with(harness_t *h, client_t *c, const char *early, int server_sndbuf,
+                      const up_protocol_t *protocol);
 /* Closes the client's end (if still open) and frees what it read. */
 void client_close(client_t *c);
 /* Closes the client's end only: the server sees the client leave. */

@@ -100,6 +100,18 @@ static void free_server(napi_env env, void *data, void *hint)
     free(srv);
 }
 
+/* What the server's listeners speak. */
+static const up_protocol_t *protocol_of(const up_node_server_t *srv)
+{
+#ifdef UP_HAVE_NGHTTP2
+    if (srv->http2)
+        return &up_http2_negotiate_protocol;
+#else
+    (void)srv;
+#endif
+    return &up_http1_protocol;
+}
+
 /* createServer(options, onRequest, onLog): the meta Int32Array (addon.h). */
 static napi_value create_server(napi_env env, napi_callback_info info)
 {
@@ -117,6 +129,7 @@ static napi_value create_server(napi_env env, napi_callback_info info)
     srv->env = env;
     up_server_config_t cfg;
     read_config(env, argv[0], &cfg);
+    srv->http2 = up_node_option(env, argv[0], "http2", 1) != 0 && up_http2_available();
     srv->meta_len = UP_NODE_META_SIZE(cfg.max_headers);
     napi_value buffer, meta, name;
     void *mem;
@@ -178,7 +191,8 @@ static napi_value listen_on(napi_env env, napi_callback_info info)
         return throw_error(env, "listen(host, port)");
     snprintf(port, sizeof(port), "%d", port_number);
     const char *err = NULL;
-    if (up_server_listen(srv->server, host, port, &err) != 0)
+    if (up_server_listen_with(srv->server, host, port, &up_transport_tcp, NULL, protocol_of(srv),
+                              &err) != 0)
         return throw_error(env, err);
     napi_create_int32(env, atoi(srv->server->listeners->port), &result);
     return result;
@@ -201,7 +215,8 @@ static napi_value adopt(napi_env env, napi_callback_info info)
         return throw_error(env, "adopt(fd, tls)");
     const char *err = NULL;
     if (tls_type == napi_undefined || tls_type == napi_null) {
-        if (up_server_adopt_listener(srv->server, fd, &err) != 0)
+        if (up_server_adopt_listener_with(srv->server, fd, &up_transport_tcp, NULL,
+                                          protocol_of(srv), &err) != 0)
             return throw_error(env, err);
         return NULL;
     }
@@ -209,7 +224,7 @@ static napi_value adopt(napi_env env, napi_callback_info info)
     if (ctx == NULL)
         return NULL; /* its exception says why */
     int failed = up_server_adopt_listener_with(srv->server, fd, &up_transport_tls, ctx,
-                                               &up_http1_protocol, &err);
+                                               protocol_of(srv), &err);
     up_tls_context_release(ctx); /* the listener holds its own reference */
     if (failed != 0)
         return throw_error(env, err);

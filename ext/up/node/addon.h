@@ -16,6 +16,7 @@
 #include "core/exchange.h"
 #include "http1/access_log.h"
 #include "http1/http1.h"
+#include "http2/http2.h"
 #include "scratch.h"
 #include "handlers/static_file.h"
 #include "server/server.h"
@@ -41,6 +42,7 @@ enum {
     UP_NODE_META_BODY_FD,       /* a spooled body's file (read it with pread), else -1 */
     UP_NODE_META_BODY_LENGTH,
     UP_NODE_META_UPGRADE,       /* what the request may become: up_upgrade_kind_t (upgrade.h) */
+    UP_NODE_META_HTTP2,         /* it came on an HTTP/2 stream */
     UP_NODE_META_HEADERS = 20
 };
 #define UP_NODE_META_SIZE(max_headers) (UP_NODE_META_HEADERS + 4 * (max_headers))
@@ -81,6 +83,7 @@ typedef struct up_node_server_t {
     up_access_log_t *access_log; /* --access-log (served.c), NULL when off */
     uint64_t requests;           /* finished since start, static files included */
     uint64_t static_served;      /* answered by the engine from files */
+    int http2;                   /* listeners speak HTTP/2 beside HTTP/1.1 (options.http2) */
 } up_node_server_t;
 
 /* addon.c: the server of this Node environment (its instance data), NULL before createServer. */

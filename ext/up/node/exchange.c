@@ -68,7 +68,7 @@ static void finish_slot(up_node_server_t *srv, up_node_slot_t *slot)
     slot->finished = 1;
     up_node_served(srv, slot->ex, slot->started_ns);
     if (slot->deferred) {
-        up_conn_lent_return(slot->ex->conn);
+        up_exchange_return(slot->ex);
         release_slot(srv, slot);
     }
 }
@@ -152,6 +152,11 @@ static const char *slice_end(up_slice_t s, const char *end)
     return s.len > 0 && s.base + s.len > end ? s.base + s.len : end;
 }
 
+static const char *slice_start(up_slice_t s, const char *start)
+{
+    return s.len > 0 && s.base < start ? s.base : start;
+}
+
 up_request_result_t up_node_on_request(up_exchange_t *ex, void *user)
 {
     up_node_server_t *srv = user;
@@ -177,9 +182,19 @@ up_request_result_t up_node_on_request(up_exchange_t *ex, void *user)
     /* The head as read: from the method to the end of the last slice. The parser's slices
      * are all in it but an absolute-form target's empty path (a static "/"). */
     const char *base = head->method.base, *end = slice_end(head->target, base + head->method.len);
+    end = slice_end(head->host, end);
     for (size_t i = 0; i < head->num_headers; i++) {
         end = slice_end(head->headers[i].name, end);
         end = slice_end(head->headers[i].value, end);
+    }
+    if (req->http2) {
+        /* A stream's fields sit in one buffer in the order the client sent them (http2.c):
+         * the head string starts at the first, whichever it is. */
+        base = slice_start(head->host, slice_start(head->target, base));
+        for (size_t i = 0; i < head->num_headers; i++) {
+            base = slice_start(head->headers[i].name, base);
+            base = slice_start(head->headers[i].value, base);
+        }
     }
     size_t head_len = (size_t)(end - base);
     int32_t *meta = srv->meta;
@@ -196,6 +211,7 @@ up_request_result_t up_node_on_request(up_exchange_t *ex, void *user)
     meta[UP_NODE_META_BODY_FD] = req->body.fd;
     meta[UP_NODE_META_BODY_LENGTH] = (int32_t)req->body.len; /* at most MAX_BODY_TO_JS */
     meta[UP_NODE_META_UPGRADE] = (int32_t)req->upgrade;
+    meta[UP_NODE_META_HTTP2] = req->http2;
     for (size_t i = 0; i < head->num_headers; i++) {
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i, head->headers[i].name, base, head_len);
         put_slice(meta, UP_NODE_META_HEADERS + 4 * (int)i + 2, head->headers[i].value, base,

@@ -121,6 +121,7 @@ typedef struct up_rb_server_t {
     up_server_config_t config;
     int num_threads;        /* app threads, at least 1 */
     int early_hints;        /* whether envs get rack.early_hints */
+    int http2;              /* listeners speak HTTP/2 beside HTTP/1.1 (h2 by ALPN, h2c) */
     unsigned shutdown_timeout_ms;
     int running;
     /* The stop: requested from any thread or a trap handler (then a wake), begun by the next
@@ -307,7 +308,7 @@ void up_rb_pool_append_locked(up_rb_server_t *srv, up_rb_job_t job);
 void up_rb_pool_run(up_rb_server_t *srv);
 /* While an app call waits for its output to drain: runs loop turns when no other thread
  * does, else waits for the drain. Returns 0, or -1 when the client is gone. */
-int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn);
+int up_rb_pool_wait_drain(up_rb_server_t *srv, up_exchange_t *ex);
 /* Runs f(arg) as the loop's owner and without the GVL (f must not touch Ruby), if no other
  * thread has the loop now; returns whether it ran. The caller holds the GVL. Only with
  * trylock: a thread that holds the GVL must never wait for a loop owner. */

@@ -52,10 +52,10 @@ int up_rb_send(up_rb_server_t *srv, up_exchange_t *ex)
 {
     if (up_rb_hand_over(srv, ex) != 0)
         return -1;
-    if (up_conn_any_backlog(ex->conn) <= UP_CONN_BACKLOG_LIMIT)
+    if (up_exchange_backlog(ex) <= UP_CONN_BACKLOG_LIMIT)
         return 0;
     /* Back-pressure on this producer only. */
-    return up_rb_pool_wait_drain(srv, ex->conn);
+    return up_rb_pool_wait_drain(srv, ex);
 }
 
 /* ---------------------------------------------------------------- headers */

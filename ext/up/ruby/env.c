@@ -24,7 +24,7 @@ VALUE up_rb_key_request_method, up_rb_key_rack_input, up_rb_key_response_finishe
     up_rb_key_rack_early_hints, up_rb_key_rack_upgrade, up_rb_key_rack_hijack;
 static VALUE key_rack_upgrade_p, sym_websocket, sym_sse;
 
-static VALUE str_empty, str_http11, str_http10, str_port80, str_http, str_localhost, str_https,
+static VALUE str_empty, str_http2, str_http11, str_http10, str_port80, str_http, str_localhost, str_https,
     str_port443, str_on;
 
 /* Methods and common headers get ready frozen Strings; the rest are built per request. */
@@ -112,6 +112,7 @@ void up_rb_init_env(VALUE mUp)
     key_https = frozen("HTTPS");
     str_empty = frozen("");
     str_http11 = frozen("HTTP/1.1");
+    str_http2 = frozen("HTTP/2");
     str_http10 = frozen("HTTP/1.0");
     str_port80 = frozen("80");
     str_http = frozen("http");
@@ -283,10 +284,13 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
     pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
-    int hijackable = ex->conn->transport->detach != NULL;
+    /* A stream has no socket of its own to give (rack.hijack? false below). */
+    int hijackable = ex->conn->transport->detach != NULL && !req->http2;
 
     put(&p, key_request_method, method_value(head->method));
-    put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
+    put(&p, key_server_protocol, req->http2               ? str_http2
+                                 : head->minor_version == 0 ? str_http10
+                                                            : str_http11);
     put(&p, key_path_info, slice_str(head->path));
     put(&p, key_request_path, slice_str(head->path));
     put(&p, key_query_string, head->query.len > 0 ? slice_str(head->query) : str_empty);
@@ -314,6 +318,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
         : req->upgrade == UP_UPGRADE_SSE     ? sym_sse
                                              : Qnil);
+    if (req->http2)
+        put(&p, key_rack_hijack_p, Qfalse);
     int underscored = put_headers(&p, head);
     if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
         /* RFC 9112 §3.2.2: the target's authority replaces Host (a later pair wins). */

@@ -11,6 +11,7 @@
 #include <ruby/version.h>
 #include "client.h"
 #include "handlers/static_file.h"
+#include "http2/http2.h"
 #include "transport/tls.h"
 
 static VALUE cServer, eListenError;
@@ -236,6 +237,8 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
     VALUE early_hints = opt(options, "early_hints");
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
+    VALUE http2 = opt(options, "http2");
+    srv->http2 = (NIL_P(http2) || RTEST(http2)) && up_http2_available();
     srv->ws_settings.max_message = opt_u64(options, "max_msg", UP_WS_DEFAULT_MAX_MESSAGE);
     srv->ws_settings.ping_ms = opt_ms_or_never(options, "ws_ping", UP_WS_DEFAULT_PING_MS);
     if (RTEST(opt(options, "ws_deflate")))
@@ -293,6 +296,18 @@ static const up_transport_t *transport_of(VALUE tls, void **ctx)
     return NIL_P(tls) ? &up_transport_tcp : &up_transport_tls;
 }
 
+/* What the server's listeners speak. */
+static const up_protocol_t *protocol_of(const up_rb_server_t *srv)
+{
+#ifdef UP_HAVE_NGHTTP2
+    if (srv->http2)
+        return &up_http2_negotiate_protocol;
+#else
+    (void)srv;
+#endif
+    return &up_http1_protocol;
+}
+
 /* listen(host, port, tls = nil): binds every address host names, serving TLS with an
  * Up::TLSContext; raises Up::ListenError. */
 static VALUE Server_listen(int argc, VALUE *argv, VALUE self)
@@ -306,7 +321,7 @@ static VALUE Server_listen(int argc, VALUE *argv, VALUE self)
     void *ctx;
     const up_transport_t *transport = transport_of(tls, &ctx);
     if (up_server_listen_with(srv->server, h, StringValueCStr(port_str), transport, ctx,
-                              &up_http1_protocol, &err) != 0)
+                              protocol_of(srv), &err) != 0)
         rb_raise(eListenError, "cannot listen on %s:%s: %s", h ? h : "*",
                  StringValueCStr(port_str), err ? err : "no address");
     return self;
@@ -322,7 +337,7 @@ static VALUE Server_listen_fd(int argc, VALUE *argv, VALUE self)
     void *ctx;
     const up_transport_t *transport = transport_of(tls, &ctx);
     if (up_server_adopt_listener_with(get(self)->server, NUM2INT(fd), transport, ctx,
-                                      &up_http1_protocol, &err) != 0)
+                                      protocol_of(get(self)), &err) != 0)
         rb_raise(eListenError, "cannot serve on fd %d: %s", NUM2INT(fd), err);
     return self;
 }
@@ -477,6 +492,8 @@ static VALUE Server_threads(VALUE self)
 void up_rb_init_server(VALUE mUp)
 {
     cServer = rb_define_class_under(mUp, "Server", rb_cObject);
+    /* Whether this build speaks HTTP/2 (the engine was built with libnghttp2). */
+    rb_define_const(cServer, "HTTP2", up_http2_available() ? Qtrue : Qfalse);
     eListenError = rb_define_class_under(mUp, "ListenError", rb_eStandardError);
     rb_define_alloc_func(cServer, Server_alloc);
     rb_define_method(cServer, "initialize", Server_initialize, 2);

@@ -238,7 +238,7 @@ static VALUE run_job(VALUE arg)
 static void *give_back_nogvl(void *arg)
 {
     job_t *job = arg;
-    up_conn_lent_return_here(job->ex->conn);
+    up_exchange_return_here(job->ex);
     up_conn_loop_take_mail(job->srv->server);
     up_rb_pool_publish(job->srv);
     return NULL;
@@ -262,7 +262,7 @@ static VALUE hand_back(VALUE arg)
     up_rb_server_t *srv = job->srv;
     leave_app(srv, job->self);
     if (!up_rb_with_loop(srv, give_back_nogvl, job))
-        up_conn_lent_return(job->ex->conn);
+        up_exchange_return(job->ex);
     return Qnil;
 }
 
@@ -400,22 +400,22 @@ static VALUE app_thread_main(void *arg)
 /* ---------------------------------------------------------------- draining */
 
 typedef struct drain_t {
-    up_conn_t *conn;
+    up_exchange_t *ex;
     atomic_int cancelled; /* set by the unblocking function, read by the waiter */
 } drain_t;
 
 static void *drain_nogvl(void *arg)
 {
     drain_t *d = arg;
-    return (void *)(intptr_t)up_conn_any_wait_backlog(d->conn, UP_CONN_BACKLOG_LIMIT / 2,
-                                                  &d->cancelled);
+    return (void *)(intptr_t)up_exchange_wait_backlog(d->ex, UP_CONN_BACKLOG_LIMIT / 2,
+                                                       &d->cancelled);
 }
 
 static void drain_unblock(void *arg)
 {
     drain_t *d = arg;
     atomic_store(&d->cancelled, 1);
-    up_conn_any_cancel_waits(d->conn);
+    up_exchange_cancel_waits(d->ex);
 }
 
 static void *drain_turn_nogvl(void *arg)
@@ -424,13 +424,14 @@ static void *drain_turn_nogvl(void *arg)
     return NULL;
 }
 
-int up_rb_pool_wait_drain(up_rb_server_t *srv, up_conn_t *conn)
+int up_rb_pool_wait_drain(up_rb_server_t *srv, up_exchange_t *ex)
 {
-    while (up_conn_any_backlog(conn) > UP_CONN_BACKLOG_LIMIT / 2 && !up_conn_any_broken(conn)) {
+    up_conn_t *conn = ex->conn;
+    while (up_exchange_backlog(ex) > UP_CONN_BACKLOG_LIMIT / 2 && !up_conn_any_broken(conn)) {
         /* The socket is written by whoever runs the loop: when nobody does, this thread
          * does, and its turns only queue what they find (no app call nests here). */
         if (!up_rb_with_loop(srv, drain_turn_nogvl, srv)) {
-            drain_t d = {conn, 0};
+            drain_t d = {ex, 0};
             rb_thread_call_without_gvl(drain_nogvl, &d, drain_unblock, &d);
         }
         rb_thread_check_ints();

@@ -32,6 +32,7 @@
 typedef struct up_conn_t up_conn_t;
 typedef struct up_request_t up_request_t;
 typedef struct up_response_state_t up_response_state_t;
+typedef struct up_exchange_ops_t up_exchange_ops_t;
 
 typedef struct up_exchange_t {
     up_conn_t *conn;          /* the connection it came on; outlives the exchange */
@@ -39,6 +40,9 @@ typedef struct up_exchange_t {
     up_response_state_t *res; /* the response being written */
     void *stream;             /* the protocol's state for this exchange */
     void *user;               /* the binding's, untouched by the engine */
+    /* NULL for HTTP/1, whose writer is http1/response.c; a multiplexing protocol's own writer
+     * and return otherwise (http1/response.h says what each does). */
+    const up_exchange_ops_t *ops;
 } up_exchange_t;
 
 #endif

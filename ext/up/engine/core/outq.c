@@ -1,5 +1,6 @@
 /* The output queue; see outq.h for the contract. */
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,31 @@ static void advance(up_outq_t *q, up_buffer_pool_t *pool, uint64_t n)
             q->tail = NULL;
         free_seg(seg, pool);
     }
+}
+
+int64_t up_outq_take(up_outq_t *q, up_buffer_pool_t *pool, char *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len && q->head != NULL) {
+        up_outq_seg_t *seg = q->head;
+        uint64_t left = seg->len - seg->pos;
+        size_t n = left < len - done ? (size_t)left : len - done;
+        if (seg->kind == SEG_FILE) {
+            ssize_t r;
+            do {
+                r = pread(seg->u.file.fd, buf + done, n, seg->u.file.offset + (off_t)seg->pos);
+            } while (r < 0 && errno == EINTR);
+            if (r <= 0)
+                return UP_IO_ERROR; /* a file that ended before its range did */
+            n = (size_t)r;
+        } else {
+            const char *src = seg->kind == SEG_BYTES ? seg->u.bytes.data : seg->u.shared.base;
+            memcpy(buf + done, src + seg->pos, n);
+        }
+        done += n;
+        advance(q, pool, n);
+    }
+    return (int64_t)done;
 }
 
 /* One writev of the memory segments at the head, at most max bytes. */

@@ -86,6 +86,11 @@ void up_outq_splice(up_outq_t *dst, up_outq_t *src);
 int64_t up_outq_write(up_outq_t *q, up_buffer_pool_t *pool, const up_transport_t *transport,
                       up_conn_t *conn, size_t max);
 
+/* Copies up to len bytes from the head into buf (file ranges read with pread) and frees what
+ * was copied: for a protocol that frames the bytes itself (HTTP/2's DATA). Returns the bytes
+ * copied, or UP_IO_ERROR when a file ended before its range did. */
+int64_t up_outq_take(up_outq_t *q, up_buffer_pool_t *pool, char *buf, size_t len);
+
 up_outq_mark_t up_outq_mark(const up_outq_t *q);
 /* Drops everything appended after mark was taken; nothing of it may have been written. */
 void up_outq_truncate(up_outq_t *q, up_buffer_pool_t *pool, up_outq_mark_t mark);

@@ -18,6 +18,10 @@ typedef struct up_protocol_t {
     /* Bytes of state kept with every connection that starts with this protocol, for its whole
      * life (up_conn_protocol_state); 0 for a protocol only switched to. */
     size_t conn_state_size;
+    /* The ALPN names (RFC 7301 §3.1 wire format, most preferred first) a TLS listener of this
+     * protocol answers with; NULL for http/1.1 alone. */
+    const unsigned char *alpn;
+    size_t alpn_len;
     /* New bytes are in conn->_rbuf from conn->_rpos, or conn->eof is newly set. The protocol
      * moves _rpos past what it has consumed. The connection reads while the protocol wants
      * input (up_conn_loop_want_read) and grows _rbuf when it is full: a protocol that cannot take

@@ -185,8 +185,13 @@ void up_access_log_request(up_access_log_t *log, const up_exchange_t *ex, uint64
     p = put_escaped(p, head->method, 32);
     *p++ = ' ';
     p = put_escaped(p, head->target, MAX_TARGET);
-    memcpy(p, " HTTP/1.", 8);
-    p = put_uint(p + 8, (uint64_t)(head->minor_version > 0 ? head->minor_version : 0), 1);
+    if (ex->req->http2) {
+        memcpy(p, " HTTP/2", 7);
+        p += 7;
+    } else {
+        memcpy(p, " HTTP/1.", 8);
+        p = put_uint(p + 8, (uint64_t)(head->minor_version > 0 ? head->minor_version : 0), 1);
+    }
     memcpy(p, "\" ", 2);
     p = put_uint(p + 2, (uint64_t)(res->status > 0 ? res->status : 0), 1);
     *p++ = ' ';

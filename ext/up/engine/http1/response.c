@@ -126,6 +126,8 @@ void up_response_reset(up_exchange_t *ex)
 
 up_response_error_t up_response_start(up_exchange_t *ex, int status)
 {
+    if (ex->ops != NULL)
+        return ex->ops->start(ex, status);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (res->started && !res->finished)
@@ -200,6 +202,8 @@ static void out_header(up_conn_t *conn, const char *name, size_t name_len, const
 up_response_error_t up_response_add_header(up_exchange_t *ex, const char *name, size_t name_len,
                                            const char *value, size_t value_len)
 {
+    if (ex->ops != NULL)
+        return ex->ops->add_header(ex, name, name_len, value, value_len);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (!res->started || res->head_done)
@@ -252,6 +256,8 @@ up_response_error_t up_response_add_header(up_exchange_t *ex, const char *name, 
 
 up_response_error_t up_response_end_head(up_exchange_t *ex, int64_t body_length)
 {
+    if (ex->ops != NULL)
+        return ex->ops->end_head(ex, body_length);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (!res->started || res->head_done)
@@ -352,6 +358,8 @@ static void frame_part_end(up_exchange_t *ex, size_t len)
 
 up_response_error_t up_response_write(up_exchange_t *ex, const char *data, size_t len)
 {
+    if (ex->ops != NULL)
+        return ex->ops->write(ex, data, len);
     up_conn_t *conn = ex->conn;
     up_response_error_t err = frame_part(ex, &len);
     if (err != UP_RESPONSE_OK || len == 0)
@@ -364,6 +372,8 @@ up_response_error_t up_response_write(up_exchange_t *ex, const char *data, size_
 up_response_error_t up_response_write_shared(up_exchange_t *ex, up_shared_t *shared, size_t offset,
                                              size_t len)
 {
+    if (ex->ops != NULL)
+        return ex->ops->write_shared(ex, shared, offset, len);
     up_conn_t *conn = ex->conn;
     up_response_error_t err = frame_part(ex, &len);
     if (err != UP_RESPONSE_OK || len == 0)
@@ -375,6 +385,8 @@ up_response_error_t up_response_write_shared(up_exchange_t *ex, up_shared_t *sha
 
 up_response_error_t up_response_sendfile(up_exchange_t *ex, int fd, off_t offset, uint64_t len)
 {
+    if (ex->ops != NULL)
+        return ex->ops->sendfile(ex, fd, offset, len);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED) {
@@ -399,6 +411,8 @@ up_response_error_t up_response_sendfile(up_exchange_t *ex, int fd, off_t offset
 up_response_error_t up_response_sendfile_ref(up_exchange_t *ex, up_shared_t *owner, int fd,
                                              off_t offset, uint64_t len)
 {
+    if (ex->ops != NULL)
+        return ex->ops->sendfile_ref(ex, owner, fd, offset, len);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished || res->framing == UP_FRAMING_CHUNKED)
@@ -417,6 +431,8 @@ up_response_error_t up_response_sendfile_ref(up_exchange_t *ex, up_shared_t *own
 
 up_response_error_t up_response_finish(up_exchange_t *ex)
 {
+    if (ex->ops != NULL)
+        return ex->ops->finish(ex);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (!res->head_done || res->finished)
@@ -431,6 +447,8 @@ up_response_error_t up_response_finish(up_exchange_t *ex)
 
 int up_response_rollback(up_exchange_t *ex)
 {
+    if (ex->ops != NULL)
+        return ex->ops->rollback(ex);
     up_conn_t *conn = ex->conn;
     up_response_state_t *res = ex->res;
     if (!res->started)
@@ -457,6 +475,8 @@ static void mark_posted(up_exchange_t *ex)
 
 int up_response_send(up_exchange_t *ex)
 {
+    if (ex->ops != NULL)
+        return ex->ops->post(ex) < 0 ? -1 : 0;
     up_conn_t *conn = ex->conn;
     mark_posted(ex);
     return up_conn_lent_send(conn);
@@ -464,6 +484,8 @@ int up_response_send(up_exchange_t *ex)
 
 int up_response_post(up_exchange_t *ex)
 {
+    if (ex->ops != NULL)
+        return ex->ops->post(ex);
     up_conn_t *conn = ex->conn;
     mark_posted(ex);
     return up_conn_lent_post(conn);
@@ -471,6 +493,8 @@ int up_response_post(up_exchange_t *ex)
 
 int up_response_hijack(up_exchange_t *ex)
 {
+    if (ex->ops != NULL)
+        return -1; /* a stream has no socket of its own */
     up_conn_t *conn = ex->conn;
     mark_posted(ex);
     return up_conn_lent_hijack(conn);
@@ -483,7 +507,10 @@ void up_response_send_simple(up_exchange_t *ex, int status, const char *body, in
     if (close)
         ex->res->keep_alive = 0;
     up_response_start(ex, status);
-    OUT_LIT(conn, "content-type: text/plain; charset=utf-8\r\n");
+    if (ex->ops != NULL)
+        up_response_add_header(ex, "content-type", 12, "text/plain; charset=utf-8", 25);
+    else
+        OUT_LIT(conn, "content-type: text/plain; charset=utf-8\r\n");
     up_response_end_head(ex, (int64_t)body_len + 1);
     up_response_write(ex, body, body_len);
     up_response_write(ex, "\n", 1);
@@ -494,4 +521,40 @@ void up_response_send_continue(up_exchange_t *ex)
 {
     up_conn_t *conn = ex->conn;
     OUT_LIT(conn, "HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+void up_exchange_return(up_exchange_t *ex)
+{
+    if (ex->ops != NULL)
+        ex->ops->give_back(ex);
+    else
+        up_conn_lent_return(ex->conn);
+}
+
+void up_exchange_return_here(up_exchange_t *ex)
+{
+    if (ex->ops != NULL)
+        ex->ops->give_back(ex); /* the caller takes the loop's mail next, which writes it */
+    else
+        up_conn_lent_return_here(ex->conn);
+}
+
+uint64_t up_exchange_backlog(const up_exchange_t *ex)
+{
+    return ex->ops != NULL ? ex->ops->backlog(ex) : up_conn_any_backlog(ex->conn);
+}
+
+int up_exchange_wait_backlog(up_exchange_t *ex, uint64_t max_bytes, const atomic_int *cancel)
+{
+    if (ex->ops != NULL)
+        return ex->ops->wait_backlog(ex, max_bytes, cancel);
+    return up_conn_any_wait_backlog(ex->conn, max_bytes, cancel);
+}
+
+void up_exchange_cancel_waits(up_exchange_t *ex)
+{
+    if (ex->ops != NULL)
+        ex->ops->cancel_waits(ex);
+    else
+        up_conn_any_cancel_waits(ex->conn);
 }

@@ -15,6 +15,7 @@
  * the exchange; up_response_send hands it to the loop to be written (otherwise it goes when
  * the exchange is returned). */
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -113,5 +114,44 @@ const char *up_status_reason(int status);
 
 /* Starts the writer's state for the exchange's request. */
 void up_response_reset(up_exchange_t *ex);
+
+/* The borrower gives the exchange back (exchange.h: LENT to DONE), through the mail
+ * (up_conn_lent_return), or at once by a borrower that runs the loop now
+ * (up_conn_lent_return_here). */
+void up_exchange_return(up_exchange_t *ex);
+void up_exchange_return_here(up_exchange_t *ex);
+
+/* Back-pressure on the exchange's producer (conn.h's, for one exchange): the bytes it handed
+ * over and not yet written (HTTP/1: its connection's backlog; an HTTP/2 stream: its body not
+ * yet framed, 0 once the stream is gone), a wait until they are at most max_bytes (returns -1
+ * when the client is gone), and the wake-up of such waits. Any thread; the wait blocks. */
+uint64_t up_exchange_backlog(const up_exchange_t *ex);
+int up_exchange_wait_backlog(up_exchange_t *ex, uint64_t max_bytes, const atomic_int *cancel);
+void up_exchange_cancel_waits(up_exchange_t *ex);
+
+/* A protocol that multiplexes exchanges on a connection (HTTP/2) frames responses its own way:
+ * every call above, given one of its exchanges (ex->ops set), goes to these, with the same
+ * contract, except that nothing is staged on the connection: the protocol keeps each
+ * exchange's output and the loop frames it. */
+struct up_exchange_ops_t {
+    up_response_error_t (*start)(up_exchange_t *ex, int status);
+    up_response_error_t (*add_header)(up_exchange_t *ex, const char *name, size_t name_len,
+                                      const char *value, size_t value_len);
+    up_response_error_t (*end_head)(up_exchange_t *ex, int64_t body_length);
+    up_response_error_t (*write)(up_exchange_t *ex, const char *data, size_t len);
+    up_response_error_t (*write_shared)(up_exchange_t *ex, up_shared_t *shared, size_t offset,
+                                        size_t len);
+    up_response_error_t (*sendfile_ref)(up_exchange_t *ex, up_shared_t *owner, int fd,
+                                        off_t offset, uint64_t len);
+    up_response_error_t (*sendfile)(up_exchange_t *ex, int fd, off_t offset, uint64_t len);
+    up_response_error_t (*finish)(up_exchange_t *ex);
+    int (*rollback)(up_exchange_t *ex);
+    /* up_response_send and up_response_post: hands what was written to the loop. */
+    int (*post)(up_exchange_t *ex);
+    void (*give_back)(up_exchange_t *ex);
+    uint64_t (*backlog)(const up_exchange_t *ex);
+    int (*wait_backlog)(up_exchange_t *ex, uint64_t max_bytes, const atomic_int *cancel);
+    void (*cancel_waits)(up_exchange_t *ex);
+};
 
 #endif

@@ -9,8 +9,8 @@
  * for 1.2 the ECDHE suites with AES-GCM or ChaCha20-Poly1305 alone (forward secrecy and AEAD,
  * the "intermediate" list of Mozilla's guidelines without DHE), the server's order first; the
  * groups X25519, P-256, P-384; no renegotiation, no compression, no 0-RTT data; ALPN answers
- * http/1.1 and refuses a client that offers only other protocols (RFC 7301 §3.2), since UP!
- * speaks no other; SNI picks a certificate by host name; resumption by stateless session
+ * what the listener's protocol speaks (h2 first when HTTP/2 is on, and http/1.1) and refuses a
+ * client that offers only other protocols (RFC 7301 §3.2); SNI picks a certificate by host name; resumption by stateless session
  * tickets (RFC 5077, RFC 8446 §4.6.1) whose keys derive from a secret and the hour: each hour
  * has a key of its own and a ticket is taken for the hour it was made in and the next, so
  * every worker of a cluster that shares the secret takes every other's tickets, and a key stays
@@ -82,6 +82,8 @@ const char *up_tls_conn_version(up_conn_t *conn);
 const char *up_tls_conn_cipher(up_conn_t *conn);
 const char *up_tls_conn_server_name(up_conn_t *conn);
 int up_tls_conn_resumed(up_conn_t *conn);
+/* Whether ALPN selected name ("h2") for the connection. */
+int up_tls_conn_alpn_is(up_conn_t *conn, const char *name);
 
 /* Plaintext a write encrypts before it sends: four records, their ciphertext within 64 KiB. */
 #define UP_TLS_WRITE_BATCH (4 * 16384 - 1024)

@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 #include "base/memory.h"
+#include "core/conn.h"
 #include "transport/tls_internal.h"
 
 /* TLS 1.2: ECDHE key exchange and AEAD ciphers only, ECDSA certificates first (tls.h). */
@@ -101,9 +102,19 @@ static int on_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_len,
         up_tls_acme_protocol(out, out_len);
         return SSL_TLSEXT_ERR_OK;
     }
+    /* The listener's protocol names what it speaks (HTTP/2 beside HTTP/1.1 when on). */
+    const up_conn_t *conn = BIO_get_data(SSL_get_rbio(ssl));
+    const up_protocol_t *protocol = conn != NULL && conn->listener != NULL ? conn->listener->protocol
+                                                                          : NULL;
+    const unsigned char *list = alpn_http11;
+    size_t list_len = sizeof(alpn_http11) - 1;
+    if (protocol != NULL && protocol->alpn != NULL) {
+        list = protocol->alpn;
+        list_len = protocol->alpn_len;
+    }
     unsigned char *selected;
-    if (SSL_select_next_proto(&selected, out_len, alpn_http11, sizeof(alpn_http11) - 1, in,
-                              in_len) != OPENSSL_NPN_NEGOTIATED)
+    if (SSL_select_next_proto(&selected, out_len, list, (unsigned)list_len, in, in_len) !=
+        OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_ALERT_FATAL; /* RFC 7301 §3.2: no_application_protocol */
     *out = selected;
     return SSL_TLSEXT_ERR_OK;

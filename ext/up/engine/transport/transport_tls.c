@@ -438,6 +438,14 @@ const char *up_tls_conn_version(up_conn_t *conn)
     return SSL_get_version(tls_of(conn)->ssl);
 }
 
+int up_tls_conn_alpn_is(up_conn_t *conn, const char *name)
+{
+    const unsigned char *data;
+    unsigned len;
+    SSL_get0_alpn_selected(tls_of(conn)->ssl, &data, &len);
+    return len == strlen(name) && memcmp(data, name, len) == 0;
+}
+
 const char *up_tls_conn_cipher(up_conn_t *conn)
 {
     return SSL_get_cipher_name(tls_of(conn)->ssl);

@@ -1,0 +1,359 @@
+/* HTTP/2 (engine/http2/http2.c) driven by an nghttp2 client session over the harness's
+ * socketpairs, under ASan/UBSan and TSan: the negotiation (the preface, or HTTP/1.1), a stream
+ * answered on the loop thread, streams lent to other threads and answered there at once, a
+ * request body, and the lifecycle edges where memory goes wrong: a stream the client resets
+ * while its exchange is lent, and a connection closed while one is. */
+
+#include <nghttp2/nghttp2.h>
+#include <pthread.h>
+#include "engine_harness.h"
+#include "http2/http2.h"
+#include "test.h"
+
+#define MAX_STREAMS 16
+
+typedef struct h2_stream_t {
+    int status;
+    char body[256 * 1024];
+    size_t len;
+    int closed;
+    uint32_t error;
+} h2_stream_t;
+
+typedef struct h2_client_t {
+    harness_t *h;
+    client_t c;
+    nghttp2_session *ng;
+    h2_stream_t s[MAX_STREAMS];
+    uint32_t goaway_error;
+    int goaway;
+} h2_client_t;
+
+static h2_stream_t *slot(h2_client_t *x, int32_t id)
+{
+    int i = (id - 1) / 2;
+    return i >= 0 && i < MAX_STREAMS ? &x->s[i] : NULL;
+}
+
+static ssize_t client_on_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags,
+                              void *user)
+{
+    (void)ng;
+    (void)flags;
+    h2_client_t *x = user;
+    return client_send(x->h, &x->c, data, len) == 0 ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+static int client_on_header(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
+                            size_t name_len, const uint8_t *value, size_t value_len,
+                            uint8_t flags, void *user)
+{
+    (void)ng;
+    (void)flags;
+    h2_stream_t *s = slot(user, frame->hd.stream_id);
+    if (s != NULL && name_len == 7 && memcmp(name, ":status", 7) == 0 && value_len == 3)
+        s->status = atoi((const char *)value);
+    return 0;
+}
+
+static int client_on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
+                          size_t len, void *user)
+{
+    (void)ng;
+    (void)flags;
+    h2_stream_t *s = slot(user, id);
+    if (s != NULL && s->len + len <= sizeof(s->body)) {
+        memcpy(s->body + s->len, data, len);
+        s->len += len;
+    }
+    return 0;
+}
+
+static int client_on_close(nghttp2_session *ng, int32_t id, uint32_t error, void *user)
+{
+    (void)ng;
+    h2_stream_t *s = slot(user, id);
+    if (s != NULL) {
+        s->closed = 1;
+        s->error = error;
+    }
+    return 0;
+}
+
+static int client_on_frame(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
+{
+    (void)ng;
+    h2_client_t *x = user;
+    if (frame->hd.type == NGHTTP2_GOAWAY) {
+        x->goaway = 1;
+        x->goaway_error = frame->goaway.error_code;
+    }
+    return 0;
+}
+
+static void h2_open(harness_t *h, h2_client_t *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->h = h;
+    client_open_with(h, &x->c, NULL, 0, &up_http2_negotiate_protocol);
+    nghttp2_session_callbacks *cbs;
+    nghttp2_session_callbacks_new(&cbs);
+    nghttp2_session_callbacks_set_send_callback(cbs, client_on_send);
+    nghttp2_session_callbacks_set_on_header_callback(cbs, client_on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, client_on_data);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, client_on_close);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, client_on_frame);
+    nghttp2_session_client_new(&x->ng, cbs, x);
+    nghttp2_session_callbacks_del(cbs);
+    nghttp2_submit_settings(x->ng, NGHTTP2_FLAG_NONE, NULL, 0);
+    nghttp2_session_send(x->ng);
+}
+
+static void h2_close(h2_client_t *x)
+{
+    nghttp2_session_del(x->ng);
+    client_close(&x->c);
+}
+
+/* Reads what came into the client session, turns the loop once, sends what the session has. */
+static void h2_pump(h2_client_t *x)
+{
+    client_pump(x->h, &x->c, 1 << 20);
+    if (x->c.len > x->c.pos) {
+        nghttp2_session_mem_recv(x->ng, (const uint8_t *)x->c.in + x->c.pos, x->c.len - x->c.pos);
+        x->c.pos = x->c.len;
+    }
+    nghttp2_session_send(x->ng);
+}
+
+static int h2_wait(h2_client_t *x, int (*done)(h2_client_t *x, void *arg), void *arg)
+{
+    uint64_t deadline = harness_now_ms() + HARNESS_TIMEOUT_MS;
+    while (!done(x, arg)) {
+        if (harness_now_ms() > deadline)
+            return 0;
+        h2_pump(x);
+    }
+    return 1;
+}
+
+static int stream_closed(h2_client_t *x, void *arg)
+{
+    return slot(x, (int32_t)(intptr_t)arg)->closed;
+}
+
+static int32_t h2_request(h2_client_t *x, const char *method, const char *path,
+                          const nghttp2_data_provider *body)
+{
+    nghttp2_nv nv[] = {
+        {(uint8_t *)":method", (uint8_t *)method, 7, strlen(method), NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":path", (uint8_t *)path, 5, strlen(path), NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":authority", (uint8_t *)"example.com", 10, 11, NGHTTP2_NV_FLAG_NONE},
+    };
+    int32_t id = nghttp2_submit_request(x->ng, NULL, nv, 4, body, NULL);
+    nghttp2_session_send(x->ng);
+    return id;
+}
+
+/* ---------------------------------------------------------------- the server's app */
+
+static up_exchange_t *deferred[MAX_STREAMS];
+static int num_deferred;
+
+static void answer(up_exchange_t *ex, const char *text)
+{
+    up_response_start(ex, 200);
+    up_response_add_header(ex, "Content-Type", 12, "text/plain", 10);
+    up_response_end_head(ex, -1);
+    up_response_write(ex, text, strlen(text));
+    up_response_finish(ex);
+}
+
+static up_request_result_t on_request(up_exchange_t *ex, void *user)
+{
+    (void)user;
+    const up_http1_request_t *head = &ex->req->head;
+    if (head->path.len == 6 && memcmp(head->path.base, "/defer", 6) == 0 &&
+        num_deferred < MAX_STREAMS) {
+        deferred[num_deferred++] = ex;
+        return UP_REQUEST_DEFERRED;
+    }
+    if (head->path.len == 5 && memcmp(head->path.base, "/echo", 5) == 0) {
+        char text[64];
+        snprintf(text, sizeof(text), "%llu %s", (unsigned long long)ex->req->body.len,
+                 ex->req->http2 ? "h2" : "h1");
+        answer(ex, text);
+        return UP_REQUEST_DONE;
+    }
+    answer(ex, ex->req->http2 ? "sync h2" : "sync h1");
+    return UP_REQUEST_DONE;
+}
+
+/* Another thread answers a lent stream, as an app thread does, and gives it back. */
+static void *answer_on_thread(void *arg)
+{
+    up_exchange_t *ex = arg;
+    up_response_start(ex, 200);
+    up_response_end_head(ex, -1);
+    char part[4096];
+    memset(part, 'p', sizeof(part));
+    for (int i = 0; i < 16; i++) {
+        if (up_response_write(ex, part, sizeof(part)) != UP_RESPONSE_OK)
+            break;
+        up_response_send(ex);
+    }
+    up_response_finish(ex);
+    up_exchange_return(ex);
+    return NULL;
+}
+
+static void start(harness_t *h)
+{
+    up_server_handler_t handler = {.on_request = on_request};
+    harness_start(h, NULL, &handler);
+    num_deferred = 0;
+}
+
+static int deferred_count(h2_client_t *x, void *arg)
+{
+    (void)x;
+    return num_deferred >= (int)(intptr_t)arg;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_negotiation(void)
+{
+    harness_t h;
+    start(&h);
+    client_t c;
+    client_open_with(&h, &c, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", 0, &up_http2_negotiate_protocol);
+    response_t res;
+    CHECK(client_read_response(&h, &c, &res, 0, HARNESS_TIMEOUT_MS), "an HTTP/1.1 answer");
+    CHECK(strcmp(res.body, "sync h1") == 0, "body %s", res.body);
+    response_free(&res);
+    client_close(&c);
+
+    h2_client_t x;
+    h2_open(&h, &x);
+    int32_t id = h2_request(&x, "GET", "/sync", NULL);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the stream closed");
+    h2_stream_t *s = slot(&x, id);
+    CHECK(s->status == 200 && s->len == 7 && memcmp(s->body, "sync h2", 7) == 0,
+          "status %d, %zu bytes", s->status, s->len);
+    h2_close(&x);
+    harness_stop(&h);
+}
+
+static ssize_t body_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
+                         uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    (void)ng;
+    (void)id;
+    (void)user;
+    size_t *left = source->ptr;
+    size_t n = *left < len ? *left : len;
+    memset(buf, 'b', n);
+    *left -= n;
+    if (*left == 0)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
+}
+
+static void test_request_body(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    size_t left = 200000;
+    nghttp2_data_provider body = {.source.ptr = &left, .read_callback = body_read};
+    int32_t id = h2_request(&x, "POST", "/echo", &body);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the stream closed");
+    h2_stream_t *s = slot(&x, id);
+    CHECK(s->len == 9 && memcmp(s->body, "200000 h2", 9) == 0, "%.*s", (int)s->len, s->body);
+    h2_close(&x);
+    harness_stop(&h);
+}
+
+static void test_streams_answered_on_threads(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    int32_t a = h2_request(&x, "GET", "/defer", NULL);
+    int32_t b = h2_request(&x, "GET", "/defer", NULL);
+    CHECK(h2_wait(&x, deferred_count, (void *)2), "both streams lent");
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, answer_on_thread, deferred[i]);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)a), "a closed");
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)b), "b closed");
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    CHECK(slot(&x, a)->len == 16 * 4096 && slot(&x, b)->len == 16 * 4096, "%zu and %zu bytes",
+          slot(&x, a)->len, slot(&x, b)->len);
+    CHECK(slot(&x, a)->error == 0 && slot(&x, b)->error == 0, "ended cleanly");
+    h2_close(&x);
+    harness_stop(&h);
+}
+
+/* The client resets a stream whose exchange is lent: the borrower's writes see it gone, and
+ * the stream is freed once it is given back. */
+static void test_reset_while_lent(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    int32_t id = h2_request(&x, "GET", "/defer", NULL);
+    CHECK(h2_wait(&x, deferred_count, (void *)1), "lent");
+    nghttp2_submit_rst_stream(x.ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+    nghttp2_session_send(x.ng);
+    for (int i = 0; i < 20; i++)
+        h2_pump(&x);
+    pthread_t t;
+    pthread_create(&t, NULL, answer_on_thread, deferred[0]);
+    pthread_join(t, NULL);
+    int32_t next = h2_request(&x, "GET", "/sync", NULL);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)next), "the connection goes on");
+    CHECK(slot(&x, next)->status == 200, "status %d", slot(&x, next)->status);
+    h2_close(&x);
+    harness_stop(&h);
+}
+
+/* The connection closes while a stream is lent: the borrower frees the stream when it gives it
+ * back, after the session is gone. */
+static void test_close_while_lent(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    h2_request(&x, "GET", "/defer", NULL);
+    CHECK(h2_wait(&x, deferred_count, (void *)1), "lent");
+    client_hang_up(&x.c);
+    for (int i = 0; i < 20; i++)
+        harness_turn(&h, 1);
+    pthread_t t;
+    pthread_create(&t, NULL, answer_on_thread, deferred[0]);
+    pthread_join(t, NULL);
+    for (int i = 0; i < 20; i++)
+        harness_turn(&h, 1);
+    nghttp2_session_del(x.ng);
+    client_close(&x.c);
+    harness_stop(&h);
+}
+
+int main(void)
+{
+    harness_watchdog(120);
+    test_negotiation();
+    test_request_body();
+    test_streams_answered_on_threads();
+    test_reset_while_lent();
+    test_close_while_lent();
+    return test_report("http2");
+}
