@@ -110,6 +110,13 @@ class TestOpalFixes < Minitest::Test
   end
 
 
+  # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
+  # the block, keys of every kind.
+  def test_hash_each_yields_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_hash_each")
+    assert out.start_with?(%(["content-type", "text/html"]\n["x-a", "1"]\n)), out
+  end
+
   # Array#reject, #index, #rindex, #take_while take an element apart for |a, b| blocks
   # (Sinatra's caller_files took its own file for the app's).
   def test_array_blocks_take_elements_apart
