@@ -117,20 +117,6 @@ class TestOpalFixes < Minitest::Test
     assert out.start_with?(%(["content-type", "text/html"]\n["x-a", "1"]\n)), out
   end
 
-  # Opal.send's block options are set key by key (opal/opal_fixes/send.rb): every key
-  # Opal's compiler writes into a block's or method's options must be one of them, or a
-  # block would silently lose it.
-  def test_send_sets_every_block_option_the_compiler_writes
-    nodes = File.join(Gem.loaded_specs.fetch("opal").full_gem_path, "lib", "opal", "nodes")
-    written = %w[iter.rb def.rb].flat_map { |file| File.read(File.join(nodes, file)).scan(/blockopts\["(\$\$\w+)"\]/).flatten }
-    assert_operator written.uniq.size, :>=, 5, "Opal #{Gem.loaded_specs.fetch("opal").version}: no blockopts keys found in #{nodes}"
-    shim = File.read(File.expand_path("../../opal/opal_fixes/send.rb", __dir__))
-    written.uniq.each do |key|
-      assert_includes shim, "block.#{key} = blockopts.#{key}",
-                      "Opal #{Gem.loaded_specs.fetch("opal").version} writes #{key} into block options; opal/opal_fixes/send.rb does not set it"
-    end
-  end
-
   # Array#reject, #index, #rindex, #take_while take an element apart for |a, b| blocks
   # (Sinatra's caller_files took its own file for the app's).
   def test_array_blocks_take_elements_apart
