@@ -102,6 +102,21 @@ class TestOpalFixes < Minitest::Test
   end
 
 
+  # define_method's bodies: self, arguments, blocks, return, super under two names, Methods
+  # as bodies, arity, and a throw passing through to its catch (Roda's route block).
+  def test_define_method_bodies_behave_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_define_method")
+    assert out.start_with?(%("child base Ada"\n"child other Bob"\n)), out
+  end
+
+
+  # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
+  # the block, keys of every kind.
+  def test_hash_each_yields_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_hash_each")
+    assert out.start_with?(%(["content-type", "text/html"]\n["x-a", "1"]\n)), out
+  end
+
   # Array#reject, #index, #rindex, #take_while take an element apart for |a, b| blocks
   # (Sinatra's caller_files took its own file for the app's).
   def test_array_blocks_take_elements_apart
