@@ -97,13 +97,19 @@ module Up
         inputs = [builder, parser].compact.flat_map { |b| b.processed.map(&:abs_path) }
         @manifest.write((inputs.compact.select { |f| File.file?(f) } + TOOLS).uniq)
         :built
+      ensure
+        @warmup&.stop
       end
 
       # Opal's parser and compiler, as a file beside the bundle loaded on the first String
       # eval (opal/opal_fixes/string_eval.rb), when the app's files have one; else nil.
       def compile_parser(builder)
-        return unless OpalBuilder.string_eval?(builder)
+        unless OpalBuilder.string_eval?(builder)
+          @warmup&.stop
+          return
+        end
 
+        @warmup&.finish
         quietly { OpalBuilder.parser(builder, @paths) }
       end
 
@@ -115,6 +121,7 @@ module Up
       # those requires find.
       def compile
         require_relative "opal_builder"
+        require_relative "parser_warmup"
         require_relative "roda_plugins"
         require_relative "tilt_templates"
         # The app's directory last: Opal resolves config.ru's require_relative against the
@@ -156,11 +163,15 @@ module Up
       end
 
       # requirable: names compiled in without being run, for requires made at run time.
+      #
+      # The first compile starts Up::Node::ParserWarmup once the prelude is built, before the
+      # app's own files.
       def compile_app(requirable = [])
         builder = OpalBuilder.create(@paths)
         quietly do
           OpalBuilder.build_prelude(builder)
           builder.build(GLUE)
+          @warmup ||= ParserWarmup.start(builder, @paths)
           requirable.each { |name| builder.build_require(name) }
           builder.build_str(rackup_source, File.basename(@rackup))
         end
