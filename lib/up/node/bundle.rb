@@ -129,6 +129,7 @@ module Up
         # lib/: UP!'s Ruby that runs on both runtimes as it is (lib/up/pub_sub.rb), found even
         # when the gem is not among the app's.
         @paths = OpalBuilder.load_path([OpalBuilder::LIB_DIR, *@load_paths, File.dirname(@rackup)])
+        @warmup = ParserWarmup.start(@paths)
         builder = compile_app
         loadable = []
         # A Roda plugin found by one compile may bring Tilt (render), whose engines the next
@@ -163,15 +164,11 @@ module Up
       end
 
       # requirable: names compiled in without being run, for requires made at run time.
-      #
-      # The first compile starts Up::Node::ParserWarmup once the prelude is built, before the
-      # app's own files.
       def compile_app(requirable = [])
         builder = OpalBuilder.create(@paths)
         quietly do
           OpalBuilder.build_prelude(builder)
           builder.build(GLUE)
-          @warmup ||= ParserWarmup.start(builder, @paths)
           requirable.each { |name| builder.build_require(name) }
           builder.build_str(rackup_source, File.basename(@rackup))
         end

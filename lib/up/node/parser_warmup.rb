@@ -6,7 +6,7 @@ require_relative "opal_builder"
 module Up
   module Node
     # Compiles Opal's parser and compiler (Up::Node::OpalBuilder.parser) into Opal's cache of
-    # compiled files in a forked child, while Up::Node::Bundle compiles the app on the other
+    # compiled files in a forked child, while Up::Node::Bundle compiles the app on another
     # core. Whether the app needs the parser is known only once all of its files are compiled;
     # an app that does then builds its parser file from that cache instead of compiling the
     # parser's 160 files after the app's. An app that does not stops the child.
@@ -15,20 +15,21 @@ module Up
     # an entry it leaves half-written when stopped fails its gzip check and is compiled again.
     # It owns the child process.
     class ParserWarmup
-      # builder: the bundle's, with Opal's runtime and our prelude built (the parser leaves
-      # those out, as the bundle has them). load_path: the bundle's. Returns nil where there
-      # is no fork or no cache to fill.
-      def self.start(builder, load_path)
+      # load_path: the bundle's. Returns nil where there is no fork or no cache to fill.
+      def self.start(load_path)
         return unless Process.respond_to?(:fork)
         return if Opal.cache.is_a?(Opal::Cache::NullCache)
 
-        new(builder, load_path)
+        new(load_path)
       end
 
-      def initialize(builder, load_path)
+      # The child compiles the parser as if nothing were built before it, so that it needs not
+      # wait for the app's first files: it shares few files with any bundle.
+      def initialize(load_path)
         @pid = fork do
           # Whatever happens here, the build in the parent says it: it compiles these files itself.
-          OpalBuilder.parser(builder, load_path)
+          $stderr = File.open(File::NULL, "w")
+          OpalBuilder.parser(OpalBuilder.create(load_path), load_path)
         rescue StandardError, ScriptError
           nil
         ensure
