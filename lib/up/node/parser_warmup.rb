@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "etc"
 require "opal/cache"
 require_relative "opal_builder"
 
@@ -15,9 +16,10 @@ module Up
     # an entry it leaves half-written when stopped fails its gzip check and is compiled again.
     # It owns the child process.
     class ParserWarmup
-      # load_path: the bundle's. Returns nil where there is no fork or no cache to fill.
+      # load_path: the bundle's. Returns nil where there is no fork, no second core (the child
+      # would only slow the build down) or no cache to fill.
       def self.start(load_path)
-        return unless Process.respond_to?(:fork)
+        return unless Process.respond_to?(:fork) && Etc.nprocessors > 1
         return if Opal.cache.is_a?(Opal::Cache::NullCache)
 
         new(load_path)
