@@ -10,7 +10,8 @@ module Bench
   # three states of the caches: nothing built on the machine (UP!'s cache of the app and Opal's
   # cache of compiled files both empty), the app's first build on a machine that built others
   # (Opal's cache kept, the app's bundle removed), and a warm start (both kept). Each start is
-  # `-w 1` on a free loopback port, stopped with TERM once it listens. The caches live in a temp
+  # `bundle exec` with the repository's Gemfile (which has the examples' gems), `-w 1`, on a
+  # free loopback port, stopped with TERM once it listens. The caches live in a temp
   # directory of the run (XDG_CACHE_HOME, OPAL_CACHE_DIR), so the user's are not touched.
   # Owns that directory and one server at a time.
   class BuildTime
@@ -41,11 +42,12 @@ module Bench
     private
 
     def start(state, rackup, cache)
-      env = { "XDG_CACHE_HOME" => cache, "OPAL_CACHE_DIR" => File.join(cache, "opal") }
+      env = { "XDG_CACHE_HOME" => cache, "OPAL_CACHE_DIR" => File.join(cache, "opal"),
+              "BUNDLE_GEMFILE" => File.join(@root, "Gemfile") }
       before = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       cpu_before = children_cpu
       out = +""
-      Open3.popen2e(env, RbConfig.ruby, @exe, "-w", "1", "-b", "127.0.0.1", "-p", "0", rackup,
+      Open3.popen2e(env, "bundle", "exec", RbConfig.ruby, @exe, "-w", "1", "-b", "127.0.0.1", "-p", "0", rackup,
                     chdir: @root, pgroup: true) do |_in, output, waiter|
         seconds = read_until_listening(output, out, before)
         Process.kill(:TERM, waiter.pid)
