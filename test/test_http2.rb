@@ -6,8 +6,9 @@
 # knowledge beside HTTP/1.1 on a plain port (§3.3); streams are Rack requests with HTTP/1.1's
 # env but SERVER_PROTOCOL, run on the app threads at once, answered without connection-
 # specific fields (§8.2.2); request bodies, streamed and file bodies, early hints as a 103
-# (RFC 8297); GOAWAY on a graceful stop (§6.8); the access log; the limits (§10.5) and
-# http2: false (--no-http2).
+# (RFC 8297); an event stream's GET sent back to HTTP/1.1 (RST_STREAM HTTP_1_1_REQUIRED, §7);
+# GOAWAY on a graceful stop (§6.8); the access log; the limits (§10.5) and http2: false
+# (--no-http2).
 require "fileutils"
 require "json"
 require "open3"
