@@ -2,10 +2,11 @@
  * headers map to ready HTTP_* keys through a table, rare ones to interned Strings. Values are
  * fresh binary Strings.
  *
- * Each env is made with one bulk insert of all its pairs (the constant ones from a template,
- * then the request's): the Hash is sized once. Copying a template Hash and adding the rest one
- * by one grew its table past 16 entries and rehashed every key once per request (callgrind,
- * hello.ru: two thirds of the binding's instructions went to building the env). */
+ * Each env is a copy of a template Hash (one per transport) that holds every key an env always
+ * has: the constant pairs, and the request's own ones with nil, which are then set in place
+ * through the copied table. A copy keeps its keys' hashes, so those keys cost no String hashing
+ * (on hello.ru, inserting them was a third of the server's instructions); only the header
+ * fields are inserted as usual. */
 
 #include <ctype.h>
 #include <string.h>
@@ -129,8 +130,39 @@ void up_rb_init_env(VALUE mUp)
     rb_define_const(mUp, "ENGINE_VERSION", frozen(UP_VERSION_STRING));
 }
 
+/* The keys of the pairs every env has with a value of its own, in the order up_rb_env_build
+ * gives them; returns how many. */
+static long request_keys(const up_rb_server_t *srv, const up_transport_t *transport, VALUE *keys)
+{
+    long n = 0;
+    keys[n++] = key_request_method;
+    keys[n++] = key_server_protocol;
+    keys[n++] = key_path_info;
+    keys[n++] = key_request_path;
+    keys[n++] = key_query_string;
+    keys[n++] = key_request_uri;
+    keys[n++] = key_remote_addr;
+    keys[n++] = key_server_name;
+    keys[n++] = key_server_port;
+    keys[n++] = up_rb_key_rack_input;
+    if (srv->early_hints)
+        keys[n++] = up_rb_key_rack_early_hints;
+    keys[n++] = up_rb_key_response_finished;
+    if (transport->detach != NULL)
+        keys[n++] = up_rb_key_rack_hijack;
+    keys[n++] = key_rack_upgrade_p;
+    return n;
+}
+
+#define MAX_REQUEST_KEYS 14
+
 VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
 {
+    VALUE template = rb_hash_new();
+    VALUE keys[MAX_REQUEST_KEYS];
+    long num_keys = request_keys(srv, transport, keys);
+    for (long i = 0; i < num_keys; i++)
+        rb_hash_aset(template, keys[i], Qnil);
     VALUE version = rb_obj_freeze(rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3)));
     VALUE pairs[] = {
         key_script_name,       str_empty,
@@ -153,8 +185,6 @@ VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
         key_https,             str_on,
     };
     long n = sizeof(pairs) / sizeof(pairs[0]) - (transport->secure ? 0 : 2);
-    /* A Hash, copied per request: a copy keeps the keys' hashes, a fresh insert computes them. */
-    VALUE template = rb_hash_new();
     rb_hash_bulk_insert(n, pairs, template);
     return rb_obj_freeze(template);
 }
@@ -277,6 +307,30 @@ static void put_server_name(pairs_t *p, up_exchange_t *ex)
 /* Pairs besides the template's and the headers'. */
 #define REQUEST_PAIRS 16
 
+/* Sets the template's request pairs in the copied table, in order, while their keys are the
+ * ones given; f->i stops at the first pair left to insert. */
+typedef struct fill_t {
+    const VALUE *v;
+    long n, i;
+} fill_t;
+
+static int fill_i(st_data_t key, st_data_t value, st_data_t arg, int error)
+{
+    fill_t *f = (fill_t *)arg;
+    (void)value;
+    return !error && (VALUE)key == f->v[f->i] ? ST_REPLACE : ST_STOP;
+}
+
+static int fill_replace(st_data_t *key, st_data_t *value, st_data_t arg, int existing)
+{
+    fill_t *f = (fill_t *)arg;
+    (void)key;
+    (void)existing;
+    *value = (st_data_t)f->v[f->i + 1];
+    f->i += 2;
+    return f->i < f->n ? ST_CONTINUE : ST_STOP;
+}
+
 VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
 {
     const up_request_t *req = ex->req;
@@ -285,6 +339,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
     pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
     int hijackable = ex->conn->transport->detach != NULL;
 
+    /* In request_keys' order. */
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, head->minor_version == 0 ? str_http10 : str_http11);
     put(&p, key_path_info, slice_str(head->path));
@@ -293,12 +348,6 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
     put(&p, key_request_uri, slice_str(head->target));
     put(&p, key_remote_addr, rb_str_new_cstr(ex->conn->remote_addr));
     put_server_name(&p, ex);
-    if (head->chunked) {
-        /* The decoded length is known once the body is in; tell the app. */
-        char digits[24];
-        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)req->body.len);
-        put(&p, key_content_length, rb_str_new(digits, n));
-    }
     put(&p, up_rb_key_rack_input,
         req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
     if (srv->early_hints)
@@ -314,6 +363,13 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
         : req->upgrade == UP_UPGRADE_SSE     ? sym_sse
                                              : Qnil);
+    long request_pairs = p.n;
+    if (head->chunked) {
+        /* The decoded length is known once the body is in; tell the app. */
+        char digits[24];
+        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)req->body.len);
+        put(&p, key_content_length, rb_str_new(digits, n));
+    }
     int underscored = put_headers(&p, head);
     if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
         /* RFC 9112 §3.2.2: the target's authority replaces Host (a later pair wins). */
@@ -322,7 +378,12 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
 
     VALUE env = rb_hash_dup(ex->conn->transport == &up_transport_tls ? srv->env_template_tls
                                                                     : srv->env_template);
-    rb_hash_bulk_insert(p.n, p.v, env);
+    /* The table handed out makes env a Hash without write barriers (the GC scans it whole),
+     * which is what setting its values in place needs. */
+    fill_t f = {p.v, request_pairs, 0};
+    st_foreach_with_replace(RHASH_TBL(env), fill_i, fill_replace, (st_data_t)&f);
+    for (long i = f.i; i < p.n; i += 2)
+        rb_hash_aset(env, p.v[i], p.v[i + 1]);
     ALLOCV_END(tmp);
     if (hijackable)
         up_rb_hijack_set_env(hijack, env);
