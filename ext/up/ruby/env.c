@@ -331,7 +331,7 @@ static int fill_replace(st_data_t *key, st_data_t *value, st_data_t arg, int exi
     return f->i < f->n ? ST_CONTINUE : ST_STOP;
 }
 
-VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
+VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t *parts)
 {
     const up_request_t *req = ex->req;
     const up_http1_request_t *head = &req->head;
@@ -348,15 +348,17 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
     put(&p, key_request_uri, slice_str(head->target));
     put(&p, key_remote_addr, rb_str_new_cstr(ex->conn->remote_addr));
     put_server_name(&p, ex);
-    put(&p, up_rb_key_rack_input,
-        req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
-    if (srv->early_hints)
-        put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, ex));
+    *parts = (up_rb_env_parts_t){Qnil, Qnil, Qnil};
+    parts->input = req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input;
+    put(&p, up_rb_key_rack_input, parts->input);
+    if (srv->early_hints) {
+        parts->hints = up_rb_early_hints_new(srv, ex);
+        put(&p, up_rb_key_rack_early_hints, parts->hints);
+    }
     put(&p, up_rb_key_response_finished, rb_ary_new());
-    VALUE hijack = Qnil;
     if (hijackable) {
-        hijack = up_rb_hijack_new(srv, ex); /* full hijack (hijack.c) */
-        put(&p, up_rb_key_rack_hijack, hijack);
+        parts->hijack = up_rb_hijack_new(srv, ex); /* full hijack (hijack.c) */
+        put(&p, up_rb_key_rack_hijack, parts->hijack);
     }
     /* docs/websockets.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
@@ -386,7 +388,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
         rb_hash_aset(env, p.v[i], p.v[i + 1]);
     ALLOCV_END(tmp);
     if (hijackable)
-        up_rb_hijack_set_env(hijack, env);
+        up_rb_hijack_set_env(parts->hijack, env);
     if (underscored)
         add_underscored_headers(env, head);
     return env;
