@@ -109,7 +109,6 @@ void up_rb_init_env(VALUE mUp)
     sym_sse = ID2SYM(rb_intern("sse"));
     up_rb_key_rack_input = frozen("rack.input");
     up_rb_key_response_finished = frozen("rack.response_finished");
-    key_http_host = frozen("HTTP_HOST");
     key_https = frozen("HTTPS");
     str_empty = frozen("");
     str_http11 = frozen("HTTP/1.1");
@@ -126,6 +125,8 @@ void up_rb_init_env(VALUE mUp)
         size_t len = strlen(common_headers[i]);
         common_header_lens[i] = (unsigned char)len;
         common_header_keys[i] = header_key_for(common_headers[i], len, make_registered);
+        if (strcmp(common_headers[i], "host") == 0)
+            key_http_host = common_header_keys[i]; /* the key put_headers compares */
     }
     rb_define_const(mUp, "ENGINE_VERSION", frozen(UP_VERSION_STRING));
 }
@@ -151,10 +152,11 @@ static long request_keys(const up_rb_server_t *srv, const up_transport_t *transp
     if (transport->detach != NULL)
         keys[n++] = up_rb_key_rack_hijack;
     keys[n++] = key_rack_upgrade_p;
+    keys[n++] = key_http_host; /* removed from the rare env without one */
     return n;
 }
 
-#define MAX_REQUEST_KEYS 14
+#define MAX_REQUEST_KEYS 15
 
 VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
 {
@@ -223,6 +225,7 @@ typedef struct pairs_t {
     VALUE *v;
     long n;        /* VALUEs so far (two per pair) */
     long headers;  /* where the header pairs start in v */
+    long host;     /* where HTTP_HOST's value is in v (nil until a Host field is seen) */
 } pairs_t;
 
 static void put(pairs_t *p, VALUE key, VALUE value)
@@ -266,10 +269,15 @@ static int put_headers(pairs_t *p, const up_http1_request_t *head)
     p->headers = p->n;
     for (size_t i = 0; i < head->num_headers; i++) {
         up_slice_t name = head->headers[i].name, value = head->headers[i].value;
-        if (memchr(name.base, '_', name.len) != NULL)
+        if (memchr(name.base, '_', name.len) != NULL) {
             underscored = 1;
+            continue;
+        }
+        VALUE key = key_of(name);
+        if (key == key_http_host)
+            p->v[p->host] = slice_str(value); /* one at most (http1_parser.c) */
         else
-            put_header(p, key_of(name), name, value);
+            put_header(p, key, name, value);
     }
     return underscored;
 }
@@ -336,7 +344,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     const up_request_t *req = ex->req;
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
-    pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
+    pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0, 0};
     int hijackable = ex->conn->transport->detach != NULL;
 
     /* In request_keys' order. */
@@ -365,6 +373,8 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
         : req->upgrade == UP_UPGRADE_SSE     ? sym_sse
                                              : Qnil);
+    p.host = p.n + 1;
+    put(&p, key_http_host, Qnil);
     long request_pairs = p.n;
     if (head->chunked) {
         /* The decoded length is known once the body is in; tell the app. */
@@ -374,18 +384,24 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     }
     int underscored = put_headers(&p, head);
     if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
-        /* RFC 9112 §3.2.2: the target's authority replaces Host (a later pair wins). */
-        put(&p, key_http_host, slice_str(head->host));
+        /* RFC 9112 §3.2.2: the target's authority replaces Host. */
+        p.v[p.host] = slice_str(head->host);
     }
+    int no_host = NIL_P(p.v[p.host]);
 
     VALUE env = rb_hash_dup(ex->conn->transport == &up_transport_tls ? srv->env_template_tls
                                                                     : srv->env_template);
     /* The table handed out makes env a Hash without write barriers (the GC scans it whole),
      * which is what setting its values in place needs. */
-    fill_t f = {p.v, request_pairs, 0};
+    fill_t f = {p.v, no_host ? request_pairs - 2 : request_pairs, 0};
     st_foreach_with_replace(RHASH_TBL(env), fill_i, fill_replace, (st_data_t)&f);
-    for (long i = f.i; i < p.n; i += 2)
-        rb_hash_aset(env, p.v[i], p.v[i + 1]);
+    /* The pairs the fill did not reach; HTTP_HOST only with a value. */
+    for (long i = f.i; i < p.n; i += 2) {
+        if (i + 1 != p.host || !no_host)
+            rb_hash_aset(env, p.v[i], p.v[i + 1]);
+    }
+    if (no_host)
+        rb_hash_delete(env, key_http_host);
     ALLOCV_END(tmp);
     if (hijackable)
         up_rb_hijack_set_env(parts->hijack, env);
