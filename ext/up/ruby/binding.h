@@ -186,7 +186,7 @@ VALUE up_rb_input_empty(void);
 void up_rb_input_detach(VALUE input);
 
 void up_rb_init_early_hints(VALUE mUp);
-VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_exchange_t *ex);
+VALUE up_rb_early_hints_new(up_exchange_t *ex);
 void up_rb_early_hints_detach(VALUE hints);
 
 void up_rb_init_stream(VALUE mUp);

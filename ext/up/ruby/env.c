@@ -360,7 +360,7 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     parts->input = req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input;
     put(&p, up_rb_key_rack_input, parts->input);
     if (srv->early_hints) {
-        parts->hints = up_rb_early_hints_new(srv, ex);
+        parts->hints = up_rb_early_hints_new(ex);
         put(&p, up_rb_key_rack_early_hints, parts->hints);
     }
     put(&p, up_rb_key_response_finished, rb_ary_new());
