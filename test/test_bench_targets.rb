@@ -97,6 +97,16 @@ class TestBenchTargets < Minitest::Test
     assert_equal ["- 0.92× nginx — nginx 1 worker: target ≥ 0.95×, **missed**"], out.grep(/nginx/)
   end
 
+  # Each line gives UP!'s CPU per request against the reference's, when both were read.
+  def test_a_line_gives_the_cpu_per_request_against_the_reference
+    ours = up("up_default", 92_000)
+    nginx = row("nginx", 100_000, runtime: :native)
+    ours.cpu.add(0.92, 40_000) # 23 µs a request
+    nginx.cpu.add(0.8, 40_000) # 20 µs
+    assert_equal ["- 0.92× nginx — nginx 1 worker: target ≥ 0.95×, **missed**; CPU/req 1.15× its (23.0 against 20.0 µs)"],
+                 lines("hello", 1, [ours, nginx]).grep(/nginx/)
+  end
+
   def test_hello_with_two_workers_under_t2c64_has_the_heavy_load_targets
     rows = [up("up_default", 90_000), up("up_thread", 80_000), row("nginx", 100_000, runtime: :native),
             row("iodine", 69_000)]

@@ -173,6 +173,7 @@ class TestHTTP2 < Minitest::Test
     assert_equal "one", env["HTTP_X_CUSTOM"]
     assert_equal "a=1; b=2", env["HTTP_COOKIE"]
     assert_equal false, env["rack.hijack?"]
+    refute_includes env.keys, "rack.hijack", "no rack.hijack on a stream, though the plain bind has it for HTTP/1.1"
     assert_equal "nil", env["rack.upgrade?"], "no WebSocket or event stream on a stream yet"
     refute env.keys.any? { |key| key.start_with?("HTTP_:") }, "no pseudo-header field in the env"
 

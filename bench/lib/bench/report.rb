@@ -107,7 +107,7 @@ module Bench
         "same table. " \
         "Under each table: UP!'s default row (no `-t`) as a ratio of the fastest other UP! " \
         "mode, the --baseline commit, the limit (nginx) and the peers there, with the targets " \
-        "(for the load shape each was set under). " \
+        "(for the load shape each was set under), and UP!'s CPU/req against each one's. " \
         "How to read the peers' rows: bench/README.md."
     end
 

@@ -151,9 +151,21 @@ module Bench
                   "no target for #{@app}.ru with #{Peers.workers(@workers)}#{shape_text}"
                 end
       only_good = reference.result.non_2xx_3xx.positive? ? " (its 2xx/3xx responses only)" : ""
-      format("- %<ratio>.2f× %<label>s — %<name>s %<mode>s%<only_good>s: %<verdict>s",
+      format("- %<ratio>.2f× %<label>s — %<name>s %<mode>s%<only_good>s: %<verdict>s%<cpu>s",
              ratio: ratio, label: target.label, name: reference.peer.name,
-             mode: reference.peer.mode(reference.workers), only_good: only_good, verdict: verdict)
+             mode: reference.peer.mode(reference.workers), only_good: only_good, verdict: verdict,
+             cpu: cpu_text(default, reference))
+    end
+
+    # UP!'s CPU per request against the reference's, when both were read: on cores shared with
+    # the load generator, what req/s follows.
+    def cpu_text(default, reference)
+      ours = default.cpu_us_per_request
+      theirs = reference.cpu_us_per_request
+      return "" unless ours && theirs&.positive?
+
+      format("; CPU/req %<ratio>.2f× its (%<ours>.1f against %<theirs>.1f µs)",
+             ratio: ours / theirs, ours: ours, theirs: theirs)
     end
 
     def applies?(target)

@@ -212,8 +212,12 @@ void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
 VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport);
-/* The env of ex's request. */
-VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex);
+/* What of an env the request's end detaches (nil when the env has none). */
+typedef struct up_rb_env_parts_t {
+    VALUE input, hints, hijack;
+} up_rb_env_parts_t;
+/* The env of ex's request; *parts gets its rack.input, rack.early_hints and rack.hijack. */
+VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t *parts);
 
 void up_rb_init_input(VALUE mUp);
 /* rack.input over the request body; detach makes it read as closed once the request is over,
@@ -223,7 +227,7 @@ VALUE up_rb_input_empty(void);
 void up_rb_input_detach(VALUE input);
 
 void up_rb_init_early_hints(VALUE mUp);
-VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_exchange_t *ex);
+VALUE up_rb_early_hints_new(up_exchange_t *ex);
 void up_rb_early_hints_detach(VALUE hints);
 
 void up_rb_init_stream(VALUE mUp);

@@ -4,45 +4,32 @@
 
 #include "binding.h"
 
-typedef struct hints_t {
-    up_rb_server_t *srv;
-    up_exchange_t *ex; /* NULL once the request is over */
-} hints_t;
-
 static VALUE cEarlyHints;
 
-static size_t hints_size(const void *p)
-{
-    (void)p;
-    return sizeof(hints_t);
-}
-
+/* The object's data is the exchange itself, NULL once the request is over: nothing to
+ * allocate or free per request. The server is the one whose engine runs the exchange. */
 static const rb_data_type_t hints_type = {
     .wrap_struct_name = "Up::EarlyHints",
-    .function = {.dmark = NULL, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = hints_size, .dcompact = NULL},
+    .function = {.dmark = NULL, .dfree = NULL, .dsize = NULL, .dcompact = NULL},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
-VALUE up_rb_early_hints_new(up_rb_server_t *srv, up_exchange_t *ex)
+VALUE up_rb_early_hints_new(up_exchange_t *ex)
 {
-    hints_t *h;
-    VALUE obj = TypedData_Make_Struct(cEarlyHints, hints_t, &hints_type, h);
-    h->srv = srv;
-    h->ex = ex;
-    return obj;
+    return TypedData_Wrap_Struct(cEarlyHints, &hints_type, ex);
 }
 
 void up_rb_early_hints_detach(VALUE obj)
 {
     if (NIL_P(obj)) /* early hints turned off: the env had none */
         return;
-    ((hints_t *)rb_check_typeddata(obj, &hints_type))->ex = NULL;
+    rb_check_typeddata(obj, &hints_type);
+    DATA_PTR(obj) = NULL;
 }
 
 static VALUE EarlyHints_call(VALUE self, VALUE headers)
 {
-    hints_t *h = rb_check_typeddata(self, &hints_type);
-    up_exchange_t *ex = h->ex;
+    up_exchange_t *ex = rb_check_typeddata(self, &hints_type);
     Check_Type(headers, T_HASH);
     if (ex == NULL || ex->req->head.minor_version == 0 || up_conn_any_broken(ex->conn) ||
         (ex->res->started && !ex->res->finished) || ex->res->head_done)
@@ -54,7 +41,7 @@ static VALUE EarlyHints_call(VALUE self, VALUE headers)
         rb_raise(rb_eArgError, "rack.early_hints: %" PRIsVALUE, message);
     }
     up_response_end_head(ex, -1);
-    up_rb_hand_over(h->srv, ex);
+    up_rb_hand_over(ex->conn->server->handler.user, ex);
     return Qnil;
 }
 

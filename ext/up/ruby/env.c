@@ -2,10 +2,10 @@
  * headers map to ready HTTP_* keys through a table, rare ones to interned Strings. Values are
  * fresh binary Strings.
  *
- * Each env is made with one bulk insert of all its pairs (the constant ones from a template,
- * then the request's): the Hash is sized once. Copying a template Hash and adding the rest one
- * by one grew its table past 16 entries and rehashed every key once per request (callgrind,
- * hello.ru: two thirds of the binding's instructions went to building the env). */
+ * Each env is a copy of a template Hash (one per transport) that holds every key an env always
+ * has: the constant pairs, and the request's own ones with nil, which are then set in place
+ * through the copied table. A copy keeps its keys' hashes, so those keys cost no String hashing
+ * (inserting them was the env's largest cost); only the header fields are inserted as usual. */
 
 #include <ctype.h>
 #include <string.h>
@@ -108,7 +108,6 @@ void up_rb_init_env(VALUE mUp)
     sym_sse = ID2SYM(rb_intern("sse"));
     up_rb_key_rack_input = frozen("rack.input");
     up_rb_key_response_finished = frozen("rack.response_finished");
-    key_http_host = frozen("HTTP_HOST");
     key_https = frozen("HTTPS");
     str_empty = frozen("");
     str_http11 = frozen("HTTP/1.1");
@@ -126,12 +125,46 @@ void up_rb_init_env(VALUE mUp)
         size_t len = strlen(common_headers[i]);
         common_header_lens[i] = (unsigned char)len;
         common_header_keys[i] = header_key_for(common_headers[i], len, make_registered);
+        if (strcmp(common_headers[i], "host") == 0)
+            key_http_host = common_header_keys[i]; /* the key put_headers compares */
     }
     rb_define_const(mUp, "ENGINE_VERSION", frozen(UP_VERSION_STRING));
 }
 
+/* The keys of the pairs every env has with a value of its own, in the order up_rb_env_build
+ * gives them; returns how many. */
+static long request_keys(const up_rb_server_t *srv, const up_transport_t *transport, VALUE *keys)
+{
+    long n = 0;
+    keys[n++] = key_request_method;
+    keys[n++] = key_server_protocol;
+    keys[n++] = key_path_info;
+    keys[n++] = key_request_path;
+    keys[n++] = key_query_string;
+    keys[n++] = key_request_uri;
+    keys[n++] = key_remote_addr;
+    keys[n++] = key_server_name;
+    keys[n++] = key_server_port;
+    keys[n++] = up_rb_key_rack_input;
+    if (srv->early_hints)
+        keys[n++] = up_rb_key_rack_early_hints;
+    keys[n++] = up_rb_key_response_finished;
+    if (transport->detach != NULL)
+        keys[n++] = up_rb_key_rack_hijack;
+    keys[n++] = key_rack_upgrade_p;
+    keys[n++] = key_http_host; /* removed from the rare env without one */
+    return n;
+}
+
+#define MAX_REQUEST_KEYS 15
+
 VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
 {
+    VALUE template = rb_hash_new();
+    VALUE keys[MAX_REQUEST_KEYS];
+    long num_keys = request_keys(srv, transport, keys);
+    for (long i = 0; i < num_keys; i++)
+        rb_hash_aset(template, keys[i], Qnil);
     VALUE version = rb_obj_freeze(rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3)));
     VALUE pairs[] = {
         key_script_name,       str_empty,
@@ -154,8 +187,6 @@ VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
         key_https,             str_on,
     };
     long n = sizeof(pairs) / sizeof(pairs[0]) - (transport->secure ? 0 : 2);
-    /* A Hash, copied per request: a copy keeps the keys' hashes, a fresh insert computes them. */
-    VALUE template = rb_hash_new();
     rb_hash_bulk_insert(n, pairs, template);
     return rb_obj_freeze(template);
 }
@@ -194,6 +225,7 @@ typedef struct pairs_t {
     VALUE *v;
     long n;        /* VALUEs so far (two per pair) */
     long headers;  /* where the header pairs start in v */
+    long host;     /* where HTTP_HOST's value is in v (nil until a Host field is seen) */
 } pairs_t;
 
 static void put(pairs_t *p, VALUE key, VALUE value)
@@ -237,10 +269,15 @@ static int put_headers(pairs_t *p, const up_http1_request_t *head)
     p->headers = p->n;
     for (size_t i = 0; i < head->num_headers; i++) {
         up_slice_t name = head->headers[i].name, value = head->headers[i].value;
-        if (memchr(name.base, '_', name.len) != NULL)
+        if (memchr(name.base, '_', name.len) != NULL) {
             underscored = 1;
+            continue;
+        }
+        VALUE key = key_of(name);
+        if (key == key_http_host)
+            p->v[p->host] = slice_str(value); /* one at most (http1_parser.c) */
         else
-            put_header(p, key_of(name), name, value);
+            put_header(p, key, name, value);
     }
     return underscored;
 }
@@ -275,18 +312,46 @@ static void put_server_name(pairs_t *p, up_exchange_t *ex)
         port.len > 0 ? slice_str(port) : ex->conn->transport->secure ? str_port443 : str_port80);
 }
 
-/* Pairs besides the template's and the headers'. */
-#define REQUEST_PAIRS 16
+/* Pairs besides the template's and the headers': at most the 15 of request_keys, rack.hijack?
+ * on a stream and CONTENT_LENGTH of a chunked body. */
+#define REQUEST_PAIRS 17
 
-VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
+/* Sets the template's request pairs in the copied table, in order, while their keys are the
+ * ones given; f->i stops at the first pair left to insert. */
+typedef struct fill_t {
+    const VALUE *v;
+    long n, i;
+} fill_t;
+
+static int fill_i(st_data_t key, st_data_t value, st_data_t arg, int error)
+{
+    fill_t *f = (fill_t *)arg;
+    (void)value;
+    return !error && (VALUE)key == f->v[f->i] ? ST_REPLACE : ST_STOP;
+}
+
+static int fill_replace(st_data_t *key, st_data_t *value, st_data_t arg, int existing)
+{
+    fill_t *f = (fill_t *)arg;
+    (void)key;
+    (void)existing;
+    *value = (st_data_t)f->v[f->i + 1];
+    f->i += 2;
+    return f->i < f->n ? ST_CONTINUE : ST_STOP;
+}
+
+VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t *parts)
 {
     const up_request_t *req = ex->req;
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
-    pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0};
-    /* A stream has no socket of its own to give (rack.hijack? false below). */
-    int hijackable = ex->conn->transport->detach != NULL && !req->http2;
+    pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0, 0};
+    /* A stream has no socket of its own to give: rack.hijack? false and no rack.hijack, which
+     * the template of a transport that can detach holds (a place kept, then deleted). */
+    int hijack_in_template = ex->conn->transport->detach != NULL;
+    int hijackable = hijack_in_template && !req->http2;
 
+    /* In request_keys' order. */
     put(&p, key_request_method, method_value(head->method));
     put(&p, key_server_protocol, req->http2               ? str_http2
                                  : head->minor_version == 0 ? str_http10
@@ -297,41 +362,61 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex)
     put(&p, key_request_uri, slice_str(head->target));
     put(&p, key_remote_addr, rb_str_new_cstr(ex->conn->remote_addr));
     put_server_name(&p, ex);
-    if (head->chunked) {
-        /* The decoded length is known once the body is in; tell the app. */
-        char digits[24];
-        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)req->body.len);
-        put(&p, key_content_length, rb_str_new(digits, n));
+    *parts = (up_rb_env_parts_t){Qnil, Qnil, Qnil};
+    parts->input = req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input;
+    put(&p, up_rb_key_rack_input, parts->input);
+    if (srv->early_hints) {
+        parts->hints = up_rb_early_hints_new(ex);
+        put(&p, up_rb_key_rack_early_hints, parts->hints);
     }
-    put(&p, up_rb_key_rack_input,
-        req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input);
-    if (srv->early_hints)
-        put(&p, up_rb_key_rack_early_hints, up_rb_early_hints_new(srv, ex));
     put(&p, up_rb_key_response_finished, rb_ary_new());
-    VALUE hijack = Qnil;
     if (hijackable) {
-        hijack = up_rb_hijack_new(srv, ex); /* full hijack (hijack.c) */
-        put(&p, up_rb_key_rack_hijack, hijack);
+        parts->hijack = up_rb_hijack_new(srv, ex); /* full hijack (hijack.c) */
+        put(&p, up_rb_key_rack_hijack, parts->hijack);
+    } else if (hijack_in_template) {
+        put(&p, up_rb_key_rack_hijack, Qnil);
     }
     /* docs/websockets.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
         req->upgrade == UP_UPGRADE_WEBSOCKET ? sym_websocket
         : req->upgrade == UP_UPGRADE_SSE     ? sym_sse
                                              : Qnil);
+    p.host = p.n + 1;
+    put(&p, key_http_host, Qnil);
+    long request_pairs = p.n;
     if (req->http2)
         put(&p, key_rack_hijack_p, Qfalse);
+    if (head->chunked) {
+        /* The decoded length is known once the body is in; tell the app. */
+        char digits[24];
+        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)req->body.len);
+        put(&p, key_content_length, rb_str_new(digits, n));
+    }
     int underscored = put_headers(&p, head);
     if (head->target_form == UP_HTTP1_TARGET_ABSOLUTE && head->host.len > 0) {
-        /* RFC 9112 §3.2.2: the target's authority replaces Host (a later pair wins). */
-        put(&p, key_http_host, slice_str(head->host));
+        /* RFC 9112 §3.2.2: the target's authority replaces Host. */
+        p.v[p.host] = slice_str(head->host);
     }
+    int no_host = NIL_P(p.v[p.host]);
 
     VALUE env = rb_hash_dup(ex->conn->transport == &up_transport_tls ? srv->env_template_tls
                                                                     : srv->env_template);
-    rb_hash_bulk_insert(p.n, p.v, env);
+    /* The table handed out makes env a Hash without write barriers (the GC scans it whole),
+     * which is what setting its values in place needs. */
+    fill_t f = {p.v, no_host ? request_pairs - 2 : request_pairs, 0};
+    st_foreach_with_replace(RHASH_TBL(env), fill_i, fill_replace, (st_data_t)&f);
+    /* The pairs the fill did not reach; HTTP_HOST only with a value. */
+    for (long i = f.i; i < p.n; i += 2) {
+        if (i + 1 != p.host || !no_host)
+            rb_hash_aset(env, p.v[i], p.v[i + 1]);
+    }
+    if (no_host)
+        rb_hash_delete(env, key_http_host);
+    if (hijack_in_template && !hijackable)
+        rb_hash_delete(env, up_rb_key_rack_hijack);
     ALLOCV_END(tmp);
     if (hijackable)
-        up_rb_hijack_set_env(hijack, env);
+        up_rb_hijack_set_env(parts->hijack, env);
     if (underscored)
         add_underscored_headers(env, head);
     return env;

@@ -66,17 +66,35 @@ static size_t hijack_size(const void *p)
     return sizeof(hijack_t);
 }
 
+/* Every request makes an Up::Hijack, so the structs of collected ones are kept for the next
+ * ones rather than freed and allocated again. Only threads holding the GVL make them
+ * (env.c) and free them (the GC's sweep, or the exit), so the list needs no lock. */
+#define SPARE_HIJACKS 64
+static hijack_t *spare_hijacks[SPARE_HIJACKS];
+static int num_spare_hijacks;
+
+static void hijack_free(void *p)
+{
+    if (num_spare_hijacks < SPARE_HIJACKS)
+        spare_hijacks[num_spare_hijacks++] = p;
+    else
+        ruby_xfree(p);
+}
+
 static const rb_data_type_t hijack_type = {
     .wrap_struct_name = "Up::Hijack",
-    .function = {.dmark = hijack_mark, .dfree = RUBY_TYPED_DEFAULT_FREE, .dsize = hijack_size,
+    .function = {.dmark = hijack_mark, .dfree = hijack_free, .dsize = hijack_size,
                  .dcompact = hijack_compact},
     .flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
 VALUE up_rb_hijack_new(up_rb_server_t *srv, up_exchange_t *ex)
 {
-    hijack_t *h;
-    VALUE obj = TypedData_Make_Struct(cHijack, hijack_t, &hijack_type, h);
+    /* The object first: the GC neither marks nor frees its NULL data if what follows raises. */
+    VALUE obj = TypedData_Wrap_Struct(cHijack, &hijack_type, NULL);
+    hijack_t *h = num_spare_hijacks > 0 ? spare_hijacks[--num_spare_hijacks]
+                                        : ruby_xmalloc(sizeof(hijack_t));
+    DATA_PTR(obj) = h;
     h->srv = srv;
     h->ex = ex;
     h->env = Qnil;

@@ -10,12 +10,13 @@ typedef struct call_t {
     up_rb_server_t *srv;
     up_exchange_t *ex;
     VALUE env;
+    up_rb_env_parts_t parts;
 } call_t;
 
 static VALUE build_env(VALUE arg)
 {
     call_t *c = (call_t *)arg;
-    return up_rb_env_build(c->srv, c->ex);
+    return up_rb_env_build(c->srv, c->ex, &c->parts);
 }
 
 static VALUE call_app(VALUE arg)
@@ -88,7 +89,7 @@ void up_rb_access_log_request(up_rb_server_t *srv, up_exchange_t *ex, uint64_t s
 void up_rb_handle_request(up_rb_server_t *srv, up_exchange_t *ex)
 {
     uint64_t started_ns = up_rb_times_requests(srv) ? up_rb_now_ns() : 0;
-    call_t c = {srv, ex, Qnil};
+    call_t c = {srv, ex, Qnil, {Qnil, Qnil, Qnil}};
     int state = 0;
     c.env = rb_protect(build_env, (VALUE)&c, &state);
     if (state != 0) {
@@ -98,9 +99,7 @@ void up_rb_handle_request(up_rb_server_t *srv, up_exchange_t *ex)
             up_rb_access_log_request(srv, ex, started_ns);
         return;
     }
-    VALUE input = rb_hash_aref(c.env, up_rb_key_rack_input);
-    VALUE hints = rb_hash_aref(c.env, up_rb_key_rack_early_hints);
-    VALUE hijack = rb_hash_aref(c.env, up_rb_key_rack_hijack);
+    VALUE input = c.parts.input, hints = c.parts.hints, hijack = c.parts.hijack;
 
     VALUE status = Qnil, headers = Qnil, error = Qnil;
     VALUE response = rb_protect(call_app, (VALUE)&c, &state);
