@@ -1021,6 +1021,18 @@ static int before_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, vo
     return 0;
 }
 
+/* A response that ended before its request (an engine's answer to a body over a limit or
+ * stalled): RST_STREAM NO_ERROR tells the client to stop sending it (RFC 9113 §8.1). */
+static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
+{
+    (void)user;
+    if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
+        nghttp2_session_get_stream_remote_close(ng, frame->hd.stream_id) == 0)
+        nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
+    return 0;
+}
+
 static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
 {
     session_t *s = user;
@@ -1157,6 +1169,7 @@ static void make_shared(void)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(c, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(c, on_stream_close);
     nghttp2_session_callbacks_set_before_frame_send_callback(c, before_frame_send);
+    nghttp2_session_callbacks_set_on_frame_send_callback(c, on_frame_send);
     nghttp2_option *o = shared_options;
     nghttp2_option_set_max_outbound_ack(o, UP_HTTP2_MAX_OUTBOUND_ACK);
     nghttp2_option_set_max_settings(o, UP_HTTP2_MAX_SETTINGS);
