@@ -341,7 +341,7 @@ static void test_uploads_reset_midway(void)
     h2_client_t x;
     h2_open(&h, &x);
     for (int i = 0; i < 6; i++) {
-        part_body_t part = {.left = i % 2 == 0 ? 200000 : 400000, .end = 0};
+        part_body_t part = {.left = i % 2 == 0 ? 250000 : 400000, .end = 0};
         nghttp2_data_provider p = {.source.ptr = &part, .read_callback = part_read};
         int32_t id = h2_request(&x, "POST", "/echo", &p);
         for (int k = 0; k < 200 && part.left > 0; k++)
@@ -358,7 +358,7 @@ static void test_uploads_reset_midway(void)
     CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the last upload closed");
     h2_stream_t *s = slot(&x, id);
     CHECK(s->len == 10 && memcmp(s->body, "1500000 h2", 10) == 0, "%.*s", (int)s->len, s->body);
-    left = 1000;
+    left = 50000;
     id = h2_request(&x, "POST", "/where", &p);
     CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the small upload closed");
     s = slot(&x, id);
