@@ -78,7 +78,7 @@ class TestHTTP2Flow < Minitest::Test
     bodies.each_key { |id| post(h2, id) }
     until ended.size == bodies.size
       ready = bodies.keys.select { |id| sent[id] < bodies[id].bytesize && [connection, streams[id]].min.positive? }
-      if ready.empty? || h2_readable?(h2)
+      if ready.empty? || readable?
         frame = h2.read_frame(timeout: 10)
         flunk "the connection closed" if frame.nil?
         take.call(frame)
@@ -98,7 +98,7 @@ class TestHTTP2Flow < Minitest::Test
     responses
   end
 
-  def h2_readable?(_h2)
+  def readable?
     @socket.wait_readable(0)
   end
 
@@ -166,7 +166,7 @@ class TestHTTP2Flow < Minitest::Test
       h2.write_frame(:data, 0, 3, "tick")
       sent << "tick"
       sleep 0.1
-      while h2_readable?(h2)
+      while readable?
         frame = h2.read_frame
         flunk "the connection closed" if frame.nil?
         refute_equal 3, frame.stream, "the stream that keeps sending was answered early" if frame.type == H2Frames::TYPES[:data]
