@@ -6,8 +6,9 @@
 # knowledge beside HTTP/1.1 on a plain port (§3.3); streams are Rack requests with HTTP/1.1's
 # env but SERVER_PROTOCOL, run on the app threads at once, answered without connection-
 # specific fields (§8.2.2); request bodies, streamed and file bodies, early hints as a 103
-# (RFC 8297); GOAWAY on a graceful stop (§6.8); the access log; the limits (§10.5) and
-# http2: false (--no-http2).
+# (RFC 8297); an event stream's GET sent back to HTTP/1.1 (RST_STREAM HTTP_1_1_REQUIRED, §7);
+# GOAWAY on a graceful stop (§6.8); the access log; the limits (§10.5) and http2: false
+# (--no-http2).
 require "fileutils"
 require "json"
 require "open3"
@@ -38,6 +39,15 @@ class TestHTTP2 < Minitest::Test
     end
   end
 
+  # An event stream of two events that then ends.
+  class Feed
+    def on_open(client)
+      client.write("hello", event: "greeting", id: 1)
+      client.write("bye")
+      client.close
+    end
+  end
+
   def app
     file = file_path
     gate = @gate = Queue.new
@@ -48,6 +58,11 @@ class TestHTTP2 < Minitest::Test
         plain = env.select { |_key, value| value.is_a?(String) || value == true || value == false }
         plain["rack.upgrade?"] = env["rack.upgrade?"].inspect
         [200, { "content-type" => "application/json" }, [JSON.generate(plain)]]
+      when "/feed"
+        next [200, { "content-type" => "text/plain" }, ["no event stream on #{env["SERVER_PROTOCOL"]}"]] unless env["rack.upgrade?"] == :sse
+
+        env["rack.upgrade"] = Feed.new
+        [200, {}, []]
       when "/echo"
         all = env["rack.input"].read
         [200, { "content-type" => "text/plain" }, ["#{all.bytesize}|#{all[0, 3]}|#{env["CONTENT_LENGTH"]}"]]
@@ -303,6 +318,48 @@ class TestHTTP2 < Minitest::Test
     data = h2.read_until { |frame| frame.type == H2Frames::TYPES[:data] }
     assert_equal "slow done", data.payload
     stopper.join
+  end
+
+  # ---- event streams (rack.upgrade) go back to HTTP/1.1
+
+  def test_an_event_stream_is_reset_with_http_1_1_required_and_other_streams_go_on
+    start_server(app, threads: 2)
+    h2 = frames
+    events = { "accept" => "text/html, text/event-stream;q=0.9" }
+    h2.get(1, "/feed", events)
+    h2.get(3, "/other")
+    h2.write_frame(:headers, H2Frames::END_HEADERS | H2Frames::END_STREAM, 5,
+                   h2.header_block("/feed", events, method: "POST"))
+    resets = {}
+    bodies = Hash.new { |h, k| h[k] = +"" }
+    ended = []
+    h2.read_until do |frame|
+      resets[frame.stream] = frame.error_code if frame.type == H2Frames::TYPES[:rst_stream]
+      bodies[frame.stream] << frame.payload if frame.type == H2Frames::TYPES[:data]
+      ended << frame.stream if frame.type == H2Frames::TYPES[:data] && frame.flags.anybits?(H2Frames::END_STREAM)
+      resets.key?(1) && ended.include?(3) && ended.include?(5)
+    end
+    assert_equal({ 1 => 0xd }, resets, "RST_STREAM HTTP_1_1_REQUIRED (RFC 9113 §7) on the GET, and no other")
+    refute_includes bodies.keys, 1
+    assert_equal "/other", bodies[3]
+    assert_equal "no event stream on HTTP/2", bodies[5], "only a GET is sent back (EventSource's request)"
+    h2.get(7, "/after")
+    data = h2.read_until { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 7 }
+    assert_equal "/after", data&.payload, "the connection goes on"
+  end
+
+  def test_curl_retries_an_event_stream_over_http_1_1
+    cert = CA.issue("localhost")
+    start_server(app, tls: tls_context(cert))
+    out, err, status = Open3.capture3("curl", "-v", "-sS", "-N", "--http2", "--max-time", "10", "--cacert", CA.ca_file,
+                                      "--resolve", "localhost:#{@port}:127.0.0.1", "-H", "accept: text/event-stream",
+                                      "-w", "%{http_version}", "https://localhost:#{@port}/feed")
+    assert status.success?, err
+    assert_match(/^> GET \/feed HTTP\/2\r?$/, err, "asked over h2 first")
+    assert_match(/HTTP_1_1_REQUIRED/, err, "curl says why it retried")
+    assert_match(/^> GET \/feed HTTP\/1\.1\r?$/, err)
+    assert_match(%r{^< content-type: text/event-stream\r?$}, err)
+    assert_equal "id: 1\nevent: greeting\ndata: hello\n\ndata: bye\n\n1.1", out
   end
 
   # ---- limits

@@ -7,7 +7,7 @@
 # preface that is not HTTP/2 at all); a stream error as RST_STREAM with its code, or as a
 # connection error, which §5.4.2 allows in its place.
 #
-# Each runtime of UP_H2_RUNTIMES (names of Conformance::RUNTIMES, comma-separated; up_node
+# Each runtime of UP_H2_RUNTIMES (names of Conformance::RUNTIMES, comma-separated; all three
 # unless given) runs every case twice: h2c by prior knowledge on a plain port, and h2 chosen
 # by ALPN over TLS. A runtime listed runs, with or without HTTP/2: one that lacks it fails.
 #
@@ -20,7 +20,7 @@ require_relative "support/test_certificates"
 require_relative "support/tls_client_socket"
 
 module HTTP2Cases
-  RUNTIMES = ENV.fetch("UP_H2_RUNTIMES", "up_node").split(/[\s,]+/).reject(&:empty?)
+  RUNTIMES = ENV.fetch("UP_H2_RUNTIMES", "up_ruby,up,up_node").split(/[\s,]+/).reject(&:empty?)
   APP = File.join(CLIProcess::ROOT, "test/rackup/http2_cases.ru")
   ERRORS = H2CaseClient::ERRORS
   MAX_WINDOW = (2**31) - 1
@@ -33,7 +33,12 @@ module HTTP2Cases
   # that says to remove its line. They wait 1 s for what does not come, not 3.
   NODE_FORGETS_CLOSED_STREAMS = "Node's nghttp2 session keeps no closed streams, so frames on one are dropped " \
                                 "without an error (a bare Node http2 server does the same)"
+  NGHTTP2_IGNORES_OLD_STREAM_IDS = "nghttp2 ignores a HEADERS whose stream id is below one already used " \
+                                   "instead of answering it with a connection error (on purpose: the stream may " \
+                                   "have been closed and forgotten)"
   KNOWN_GAPS = {
+    "up_ruby" => { "test_5_1_1_a_stream_identifier_below_one_used_is_a_protocol_error" => NGHTTP2_IGNORES_OLD_STREAM_IDS },
+    "up" => { "test_5_1_1_a_stream_identifier_below_one_used_is_a_protocol_error" => NGHTTP2_IGNORES_OLD_STREAM_IDS },
     "up_node" => {
       "test_5_1_1_a_stream_identifier_below_one_used_is_a_protocol_error" => NODE_FORGETS_CLOSED_STREAMS,
       "test_5_1_data_after_rst_stream_is_stream_closed" => NODE_FORGETS_CLOSED_STREAMS,

@@ -4,8 +4,8 @@
 # up_ruby's (test_http2.rb), on libuv, with nghttp2 from the node binary. h2c by prior
 # knowledge and h2 by ALPN beside HTTP/1.1, the env of a stream (SERVER_PROTOCOL, HTTP_HOST
 # from :authority, no hijack), a request body, streamed bodies, early hints, connection fields
-# dropped, and --no-http2. The app is up_node's (test/rackup/http2.ru), so both runtimes
-# answer the same requests.
+# dropped, an event stream sent back to HTTP/1.1, and --no-http2. The app is up_node's
+# (test/rackup/http2.ru), so both runtimes answer the same requests.
 require "json"
 require "open3"
 require "tmpdir"
@@ -69,6 +69,20 @@ class TestUpHTTP2 < Minitest::Test
     body, version = curl("--http2", *common, "https://localhost:#{@port}/env")
     assert_equal ["HTTP/2", "2"], [JSON.parse(body)["SERVER_PROTOCOL"], version]
     assert_equal "1.1", curl("--http1.1", *common, "https://localhost:#{@port}/env")[1]
+  end
+
+  def test_curl_retries_an_event_stream_over_http_1_1
+    cert = CA.issue("localhost")
+    server = start_up("-s", "-c", cert.cert_file, "-k", cert.key_file, APP, wait: false)
+    @port = server.wait_for(HTTPS_LINE)[1].to_i
+    out, err, status = Open3.capture3("curl", "-v", "-sS", "-N", "--http2", "--max-time", "10", "--cacert", CA.ca_file,
+                                      "--resolve", "localhost:#{@port}:127.0.0.1", "-H", "accept: text/event-stream",
+                                      "-w", "%{http_version}", "https://localhost:#{@port}/events")
+    assert status.success?, err
+    assert_match(/^> GET \/events HTTP\/2\r?$/, err, "asked over h2 first")
+    assert_match(/HTTP_1_1_REQUIRED/, err, "curl says why it retried")
+    assert_match(/^> GET \/events HTTP\/1\.1\r?$/, err)
+    assert_equal "id: 0\ndata: tick 0\n\nid: 1\ndata: tick 1\n\nid: 2\ndata: tick 2\n\n1.1", out
   end
 
   def test_no_http2_speaks_http_1_1_only

@@ -1,8 +1,9 @@
 /* HTTP/2 (engine/http2/http2.c) driven by an nghttp2 client session over the harness's
  * socketpairs, under ASan/UBSan and TSan: the negotiation (the preface, or HTTP/1.1), a stream
  * answered on the loop thread, streams lent to other threads and answered there at once, a
- * request body, and the lifecycle edges where memory goes wrong: a stream the client resets
- * while its exchange is lent, and a connection closed while one is. */
+ * request body, an event stream's GET sent back to HTTP/1.1, and the lifecycle edges where
+ * memory goes wrong: a stream the client resets while its exchange is lent, and a connection
+ * closed while one is. */
 
 #include <nghttp2/nghttp2.h>
 #include <pthread.h>
@@ -142,24 +143,34 @@ static int stream_closed(h2_client_t *x, void *arg)
     return slot(x, (int32_t)(intptr_t)arg)->closed;
 }
 
-static int32_t h2_request(h2_client_t *x, const char *method, const char *path,
-                          const nghttp2_data_provider *body)
+/* A request, with an accept field unless accept is NULL. */
+static int32_t h2_request_accepting(h2_client_t *x, const char *method, const char *path,
+                                    const nghttp2_data_provider *body, const char *accept)
 {
     nghttp2_nv nv[] = {
         {(uint8_t *)":method", (uint8_t *)method, 7, strlen(method), NGHTTP2_NV_FLAG_NONE},
         {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
         {(uint8_t *)":path", (uint8_t *)path, 5, strlen(path), NGHTTP2_NV_FLAG_NONE},
         {(uint8_t *)":authority", (uint8_t *)"example.com", 10, 11, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)"accept", (uint8_t *)accept, 6, accept ? strlen(accept) : 0,
+         NGHTTP2_NV_FLAG_NONE},
     };
-    int32_t id = nghttp2_submit_request(x->ng, NULL, nv, 4, body, NULL);
+    int32_t id = nghttp2_submit_request(x->ng, NULL, nv, accept ? 5 : 4, body, NULL);
     nghttp2_session_send(x->ng);
     return id;
+}
+
+static int32_t h2_request(h2_client_t *x, const char *method, const char *path,
+                          const nghttp2_data_provider *body)
+{
+    return h2_request_accepting(x, method, path, body, NULL);
 }
 
 /* ---------------------------------------------------------------- the server's app */
 
 static up_exchange_t *deferred[MAX_STREAMS];
 static int num_deferred;
+static int num_requests; /* the app calls */
 
 static void answer(up_exchange_t *ex, const char *text)
 {
@@ -173,6 +184,7 @@ static void answer(up_exchange_t *ex, const char *text)
 static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
+    num_requests++;
     const up_http1_request_t *head = &ex->req->head;
     if (head->path.len == 6 && memcmp(head->path.base, "/defer", 6) == 0 &&
         num_deferred < MAX_STREAMS) {
@@ -217,6 +229,7 @@ static void start(harness_t *h)
     up_server_handler_t handler = {.on_request = on_request};
     harness_start(h, NULL, &handler);
     num_deferred = 0;
+    num_requests = 0;
 }
 
 static int deferred_count(h2_client_t *x, void *arg)
@@ -437,6 +450,34 @@ static void test_close_while_lent(void)
     harness_stop(&h);
 }
 
+/* An event stream's GET is reset with HTTP_1_1_REQUIRED before the app sees it, and freed
+ * once closed; the other streams go on, and a POST that accepts events is the app's. */
+static void test_event_stream_sent_back_to_http_1_1(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    int32_t events = h2_request_accepting(&x, "GET", "/feed", NULL, "text/event-stream");
+    int32_t plain = h2_request(&x, "GET", "/sync", NULL);
+    size_t left = 3;
+    nghttp2_data_provider body = {.source.ptr = &left, .read_callback = body_read};
+    int32_t post = h2_request_accepting(&x, "POST", "/echo", &body, "text/event-stream");
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)events), "the event stream closed");
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)plain), "the other stream closed");
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)post), "the POST closed");
+    CHECK(slot(&x, events)->error == NGHTTP2_HTTP_1_1_REQUIRED && slot(&x, events)->status == 0,
+          "error %u, status %d", slot(&x, events)->error, slot(&x, events)->status);
+    CHECK(slot(&x, plain)->status == 200 && slot(&x, plain)->error == 0, "status %d",
+          slot(&x, plain)->status);
+    CHECK(slot(&x, post)->len == 4 && memcmp(slot(&x, post)->body, "3 h2", 4) == 0, "%.*s",
+          (int)slot(&x, post)->len, slot(&x, post)->body);
+    CHECK(num_requests == 2, "the app saw %d requests", num_requests);
+    CHECK(!x.goaway, "no GOAWAY");
+    h2_close(&x);
+    harness_stop(&h);
+}
+
 int main(void)
 {
     harness_watchdog(120);
@@ -447,5 +488,6 @@ int main(void)
     test_streams_answered_on_threads();
     test_reset_while_lent();
     test_close_while_lent();
+    test_event_stream_sent_back_to_http_1_1();
     return test_report("http2");
 }

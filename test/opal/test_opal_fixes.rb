@@ -56,6 +56,12 @@ class TestOpalFixes < Minitest::Test
     assert_includes out, %(["LoadError", "cannot load such file -- up_missing_feature"]\n)
   end
 
+  # A test of RUBY_ENGINE against another engine's name is false on Opal: the branch is left
+  # out with what it requires (the build stopped on a require of a missing file there).
+  def test_another_engines_branch_is_left_out
+    assert_equal "else branch\nkept\nnot jruby\nor\n", assert_same_on_opal_and_mri("fix_engine_check")
+  end
+
   # class_eval, instance_eval and eval of a String: Opal's parser, loaded from its own file
   # on the first one, compiles them as the bundle's files are compiled.
   def test_string_eval_loads_the_parser_when_needed

@@ -97,13 +97,19 @@ module Up
         inputs = [builder, parser].compact.flat_map { |b| b.processed.map(&:abs_path) }
         @manifest.write((inputs.compact.select { |f| File.file?(f) } + TOOLS).uniq)
         :built
+      ensure
+        @warmup&.stop
       end
 
       # Opal's parser and compiler, as a file beside the bundle loaded on the first String
       # eval (opal/opal_fixes/string_eval.rb), when the app's files have one; else nil.
       def compile_parser(builder)
-        return unless OpalBuilder.string_eval?(builder)
+        unless OpalBuilder.string_eval?(builder)
+          @warmup&.stop
+          return
+        end
 
+        @warmup&.finish
         quietly { OpalBuilder.parser(builder, @paths) }
       end
 
@@ -115,6 +121,7 @@ module Up
       # those requires find.
       def compile
         require_relative "opal_builder"
+        require_relative "parser_warmup"
         require_relative "roda_plugins"
         require_relative "tilt_templates"
         # The app's directory last: Opal resolves config.ru's require_relative against the
@@ -122,6 +129,7 @@ module Up
         # lib/: UP!'s Ruby that runs on both runtimes as it is (lib/up/pub_sub.rb), found even
         # when the gem is not among the app's.
         @paths = OpalBuilder.load_path([OpalBuilder::LIB_DIR, *@load_paths, File.dirname(@rackup)])
+        @warmup = ParserWarmup.start(@paths)
         builder = compile_app
         loadable = []
         # A Roda plugin found by one compile may bring Tilt (render), whose engines the next

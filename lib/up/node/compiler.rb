@@ -33,6 +33,9 @@ module Up
         Rewriters::ALL
       end
 
+      # What a compiler without a source map keeps in its place (Opal makes one when it has none).
+      NO_SOURCE_MAP = {}.freeze
+
       # The methods that take Ruby code in a String.
       EVALS = %i[eval class_eval module_eval instance_eval].freeze
 
@@ -43,8 +46,11 @@ module Up
       end
 
       # Opal's cache keeps a compiled file as the Marshal of its compiler, which names the
-      # fields it keeps; string_eval? is one more.
+      # fields it keeps; string_eval? is one more. Opal makes the file's source map for it,
+      # except for a file compiled with the option up_no_source_map (the parser file's, for
+      # which no map is written: making them was a large part of a cold build).
       def marshal_dump
+        @source_map ||= NO_SOURCE_MAP if @options[:up_no_source_map]
         [super, @string_eval]
       end
 

@@ -70,10 +70,11 @@ module Up
 
       # A builder of Opal's parser and compiler, for the file opal/opal_fixes/string_eval.rb
       # loads beside the bundle that main built: it leaves out what that bundle has already.
-      # load_path: main's. The caller writes its to_s to parser_path(the bundle's path).
+      # load_path: main's. The caller writes its to_s to parser_path(the bundle's path), and
+      # no source map (Up::Node::Compiler#marshal_dump).
       def parser(main, load_path)
         builder = after(main, [*load_path, LIB_DIR])
-        builder.build("opal_fixes/parser")
+        builder.build("opal_fixes/parser", up_no_source_map: true)
         builder
       end
 

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative "rewriters/engine_check"
 require_relative "rewriters/file_dir"
 require_relative "rewriters/interpolation"
 require_relative "rewriters/ivar_names"
@@ -14,10 +15,10 @@ module Up
     # Each is an Opal::Rewriters::Base (a Parser::AST::Processor), and each is the
     # compile-time half of a fix of an Opal gap; opal/UPSTREAM.md reports the gaps.
     module Rewriters
-      ALL = [IvarNames, ProcessId, Visibility, MutableStrings, LoopNext, Interpolation].freeze
+      ALL = [EngineCheck, IvarNames, ProcessId, Visibility, MutableStrings, LoopNext, Interpolation].freeze
       # The same for code compiled at run time from a String (opal/opal_fixes/parser.rb),
       # whose top level is the body it is evaluated in, not a file's.
-      AT_RUN_TIME = [IvarNames, ProcessId, Visibility::InEval, MutableStrings, LoopNext, Interpolation].freeze
+      AT_RUN_TIME = [EngineCheck, IvarNames, ProcessId, Visibility::InEval, MutableStrings, LoopNext, Interpolation].freeze
     end
   end
 end

@@ -202,8 +202,7 @@ static int accepts_event_stream(up_slice_t value)
     return 0;
 }
 
-/* Whether a request accepts an event stream (Accept lists text/event-stream). */
-static int accepts_events(const up_http1_request_t *head)
+int up_http1_accepts_events(const up_http1_request_t *head)
 {
     for (size_t i = 0; i < head->num_headers; i++) {
         const up_http1_header_t *h = &head->headers[i];
@@ -263,7 +262,7 @@ static int classify_upgrade(up_conn_t *conn)
             return 1;
         }
     }
-    if (accepts_events(&req->head))
+    if (up_http1_accepts_events(&req->head))
         req->upgrade = UP_UPGRADE_SSE;
     return 0;
 }

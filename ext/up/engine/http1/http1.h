@@ -76,5 +76,8 @@ void up_http1_switch_protocol(up_exchange_t *ex, const up_protocol_t *protocol, 
  * while the exchange is lent (a lent connection is not read), until it is returned. After a
  * hijack (conn.h) they are the new owner's: they came on its socket. */
 up_slice_t up_http1_lent_unread(const up_exchange_t *ex);
+/* Whether a request accepts an event stream (its Accept lists text/event-stream): what makes
+ * it an event stream the app may take (UP_UPGRADE_SSE). */
+int up_http1_accepts_events(const up_http1_request_t *head);
 
 #endif

@@ -890,6 +890,15 @@ static void build_head(stream_t *st)
     st->res.head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
 }
 
+/* A GET that HTTP/1 would offer the app as an event stream (rack.upgrade? :sse): EventSource's
+ * request. Other methods stay on the stream, as a request whose response streams. */
+static int wants_event_stream(const stream_t *st)
+{
+    const up_http1_request_t *head = &st->req.head;
+    return head->method.len == 3 && memcmp(head->method.base, "GET", 3) == 0 &&
+           up_http1_accepts_events(head);
+}
+
 /* Hands every complete stream to the handler chain, in the order they completed. */
 static void session_dispatch(session_t *s)
 {
@@ -905,6 +914,15 @@ static void session_dispatch(session_t *s)
             continue;
         }
         build_head(st);
+        if (wants_event_stream(st)) {
+            /* An event stream is taken over HTTP/1.1 only (rack.upgrade, docs/websockets.md):
+             * HTTP_1_1_REQUIRED (RFC 9113 §7) has the client retry it there, as browsers and curl
+             * do. */
+            st->answered = 1;
+            nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id,
+                                      NGHTTP2_HTTP_1_1_REQUIRED);
+            continue;
+        }
         up_handled_t h = up_server_loop_handle(server, &st->ex, lend_stream);
         if (h == UP_HANDLED_HERE) {
             pthread_mutex_lock(&s->lock);
