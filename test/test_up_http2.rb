@@ -91,4 +91,17 @@ class TestUpHTTP2 < Minitest::Test
     refute status.success?, "no h2c with --no-http2"
     assert_equal ["/plain", "1.1"], curl(url("/plain"))
   end
+
+  # Uploads larger than the receive windows, several at once on one connection (nghttp -d):
+  # each reaches the app whole, past the memory a connection keeps for bodies (spooled).
+  def test_parallel_uploads_on_one_connection
+    start_up(APP)
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "body")
+      File.binwrite(path, "abc" + ("x" * ((2 * 1024 * 1024) - 3)))
+      out, status = Open3.capture2e("nghttp", "-t", "20", "-d", path, url("/echo"), url("/echo?2"), url("/echo?3"))
+      assert status.success?, out
+      assert_includes out, "2097152|abc|2097152" * 3 # the bodies, written one after another
+    end
+  end
 end

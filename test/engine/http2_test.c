@@ -198,6 +198,10 @@ static up_request_result_t on_request(up_exchange_t *ex, void *user)
         answer(ex, text);
         return UP_REQUEST_DONE;
     }
+    if (head->path.len == 6 && memcmp(head->path.base, "/where", 6) == 0) {
+        answer(ex, ex->req->body.fd >= 0 ? "file" : "memory");
+        return UP_REQUEST_DONE;
+    }
     answer(ex, ex->req->http2 ? "sync h2" : "sync h1");
     return UP_REQUEST_DONE;
 }
@@ -286,6 +290,92 @@ static void test_request_body(void)
     CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the stream closed");
     h2_stream_t *s = slot(&x, id);
     CHECK(s->len == 9 && memcmp(s->body, "200000 h2", 9) == 0, "%.*s", (int)s->len, s->body);
+    h2_close(&x);
+    harness_stop(&h);
+}
+
+/* A body the client sends in part, then holds (DEFERRED) until told to end it. */
+typedef struct part_body_t {
+    size_t left;
+    int end;
+} part_body_t;
+
+static ssize_t part_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
+                         uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    (void)ng;
+    (void)id;
+    (void)user;
+    part_body_t *b = source->ptr;
+    size_t n = b->left < len ? b->left : len;
+    memset(buf, 'q', n);
+    b->left -= n;
+    if (b->left == 0 && b->end)
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+    else if (n == 0)
+        return NGHTTP2_ERR_DEFERRED;
+    return (ssize_t)n;
+}
+
+/* Uploads at once past the stream window and the connection's share of memory for bodies:
+ * kept in memory, then spooled, the windows reopening as they go; each arrives whole. */
+static void test_uploads_past_the_windows(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    size_t left[4] = {700000, 700000, 300000, 100000};
+    nghttp2_data_provider body[4];
+    int32_t id[4];
+    for (int i = 0; i < 4; i++) {
+        body[i] = (nghttp2_data_provider){.source.ptr = &left[i], .read_callback = body_read};
+        id[i] = h2_request(&x, "POST", "/echo", &body[i]);
+    }
+    const char *want[4] = {"700000 h2", "700000 h2", "300000 h2", "100000 h2"};
+    for (int i = 0; i < 4; i++) {
+        CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id[i]), "stream %d closed", i);
+        h2_stream_t *s = slot(&x, id[i]);
+        CHECK(s->len == strlen(want[i]) && memcmp(s->body, want[i], s->len) == 0, "%.*s",
+              (int)s->len, s->body);
+    }
+    h2_close(&x);
+    harness_stop(&h);
+}
+
+/* Streams reset in the middle of their bodies, some kept in memory, some spooled: their bytes
+ * are let go of, the connection's window reopens for them (an upload after them larger than
+ * the whole window arrives), and its share of memory for bodies is whole again (a small body
+ * after them is kept in memory). */
+static void test_uploads_reset_midway(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    for (int i = 0; i < 6; i++) {
+        part_body_t part = {.left = i % 2 == 0 ? 250000 : 400000, .end = 0};
+        nghttp2_data_provider p = {.source.ptr = &part, .read_callback = part_read};
+        int32_t id = h2_request(&x, "POST", "/echo", &p);
+        for (int k = 0; k < 200 && part.left > 0; k++)
+            h2_pump(&x);
+        CHECK(part.left == 0, "stream %d sent its part", i);
+        nghttp2_submit_rst_stream(x.ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+        nghttp2_session_send(x.ng);
+        for (int k = 0; k < 5; k++)
+            h2_pump(&x);
+    }
+    size_t left = 1500000;
+    nghttp2_data_provider p = {.source.ptr = &left, .read_callback = body_read};
+    int32_t id = h2_request(&x, "POST", "/echo", &p);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the last upload closed");
+    h2_stream_t *s = slot(&x, id);
+    CHECK(s->len == 10 && memcmp(s->body, "1500000 h2", 10) == 0, "%.*s", (int)s->len, s->body);
+    left = 50000;
+    id = h2_request(&x, "POST", "/where", &p);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)id), "the small upload closed");
+    s = slot(&x, id);
+    CHECK(s->len == 6 && memcmp(s->body, "memory", 6) == 0, "%.*s", (int)s->len, s->body);
     h2_close(&x);
     harness_stop(&h);
 }
@@ -393,6 +483,8 @@ int main(void)
     harness_watchdog(120);
     test_negotiation();
     test_request_body();
+    test_uploads_past_the_windows();
+    test_uploads_reset_midway();
     test_streams_answered_on_threads();
     test_reset_while_lent();
     test_close_while_lent();

@@ -112,6 +112,8 @@ typedef struct stream_t {
     unsigned answered : 1;     /* the engine answered it (a limit): later input is dropped */
     unsigned rejected : 1;     /* 431: the head was over a limit */
     unsigned body_rejected : 1; /* 413 */
+    uint64_t held;             /* body bytes kept in memory: their windows stay closed */
+    uint64_t last_in_ms;       /* when its head or its last body bytes came (body timeout) */
     /* under lock */
     fields_t out_fields;
     fields_t hints;            /* a 1xx head not submitted yet */
@@ -151,6 +153,7 @@ struct session_t {
     unsigned resets;
     int goaway;
     int window_settings; /* a SETTINGS changed the initial window since the last send */
+    uint64_t held;       /* the streams' held bytes (UP_HTTP2_BODY_MEMORY) */
     int in_callbacks; /* inside nghttp2's recv or send: no nested call into the session */
 };
 
@@ -179,6 +182,7 @@ static stream_t *stream_new(session_t *s, int32_t id)
     st->session = s;
     st->id = id;
     st->ng_open = 1;
+    st->last_in_ms = now_ms();
     st->ex.conn = s->conn;
     st->ex.req = &st->req;
     st->ex.res = &st->res;
@@ -226,11 +230,24 @@ static void unlink_stream(stream_t *st)
     st->prev = st->next = NULL;
 }
 
+/* Reopens the connection's window for st's body bytes kept in memory: they are let go of, or in
+ * a file now. */
+static void release_held(session_t *s, stream_t *st)
+{
+    if (st->held == 0)
+        return;
+    s->held -= st->held;
+    if (s->ng != NULL)
+        nghttp2_session_consume_connection(s->ng, (size_t)st->held);
+    st->held = 0;
+}
+
 /* Loop thread: frees st once nothing holds it. */
 static void maybe_free(stream_t *st)
 {
     if (st->ng_open || st->lent || st->ready_listed || st->news)
         return;
+    release_held(st->session, st);
     unlink_stream(st);
     stream_free(st);
 }
@@ -797,6 +814,19 @@ static void answer_now(session_t *s, stream_t *st, int status, const char *reaso
     pthread_mutex_unlock(&s->lock);
 }
 
+/* A body that stopped coming for body_timeout: a 408 on its stream (RFC 9110 §15.5.9). Each
+ * stream has its own clock, so one that stalls is answered while the others of the connection
+ * go on sending. */
+static void expire_stalled(session_t *s)
+{
+    uint64_t timeout = s->conn->server->config.body_timeout_ms;
+    uint64_t now = now_ms();
+    for (stream_t *st = s->streams; st != NULL; st = st->next) {
+        if (arriving(st) && now - st->last_in_ms >= timeout)
+            answer_now(s, st, 408, "Request Timeout");
+    }
+}
+
 static void set_slice(const fields_t *f, long i, up_slice_t *out)
 {
     if (i >= 0)
@@ -965,6 +995,23 @@ static void mark_ready(session_t *s, stream_t *st)
 }
 
 static const char *head_too_large_reason = "Request Header Fields Too Large";
+static const char *content_too_large_reason = "Content Too Large";
+
+/* The request's content-length (nghttp2 checked its syntax and holds the body to it), or -1. */
+static int64_t declared_length(const stream_t *st)
+{
+    for (size_t i = 0; i < st->in.n; i++) {
+        up_slice_t name = field_name(&st->in, i);
+        if (UP_LOWER_EQ(name.base, name.len, "content-length")) {
+            up_slice_t v = field_value(&st->in, i);
+            int64_t n = 0;
+            for (size_t k = 0; k < v.len && k < 18; k++)
+                n = n * 10 + (v.base[k] - '0');
+            return n;
+        }
+    }
+    return -1;
+}
 
 /* Whether frame is a client's SETTINGS that changes SETTINGS_INITIAL_WINDOW_SIZE. */
 static int changes_initial_window(const nghttp2_frame *frame)
@@ -989,6 +1036,18 @@ static int before_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, vo
         nghttp2_session_terminate_session(ng, NGHTTP2_FLOW_CONTROL_ERROR);
         return NGHTTP2_ERR_CANCEL;
     }
+    return 0;
+}
+
+/* A response that ended before its request (an engine's answer to a body over a limit or
+ * stalled): RST_STREAM NO_ERROR tells the client to stop sending it (RFC 9113 §8.1). */
+static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
+{
+    (void)user;
+    if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
+        nghttp2_session_get_stream_remote_close(ng, frame->hd.stream_id) == 0)
+        nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
     return 0;
 }
 
@@ -1020,45 +1079,75 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *frame, void *
         answer_now(s, st, 431, head_too_large_reason);
         return 0;
     }
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST &&
+        !st->answered) {
+        /* A body declared past max_body_size is refused before a byte of it is read. */
+        uint64_t max = s->conn->server->config.max_body_size;
+        int64_t declared = declared_length(st);
+        if (max > 0 && declared > 0 && (uint64_t)declared > max) {
+            answer_now(s, st, 413, content_too_large_reason);
+            return 0;
+        }
+    }
     if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
         mark_ready(s, st);
     return 0;
 }
 
+/* Bytes dropped unread (a stream answered or gone): the connection's window reopens for them,
+ * the stream's does not (its reset is on the way). */
+static void drop_data(session_t *s, stream_t *st, size_t len)
+{
+    if (st != NULL) {
+        release_held(s, st);
+        up_request_body_reset(&st->req.body, &s->conn->server->pool);
+    }
+    nghttp2_session_consume_connection(s->ng, len);
+}
+
+/* A stream's body is kept in memory up to the spool threshold, its window
+ * (UP_HTTP2_STREAM_WINDOW) and the connection's share (UP_HTTP2_BODY_MEMORY), its windows
+ * closed on those bytes; past any of them it goes to a file, and the windows reopen as the
+ * bytes are written there. */
 static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data,
                          size_t len, void *user)
 {
-    (void)ng;
     (void)flags;
     session_t *s = user;
     stream_t *st = stream_by_id(s, id);
-    if (st == NULL || st->answered)
+    if (st == NULL || st->answered) {
+        drop_data(s, st, len);
         return 0;
+    }
+    st->last_in_ms = now_ms();
     const up_server_config_t *cfg = &s->conn->server->config;
-    if (cfg->max_body_size > 0 && st->req.body.len + len > cfg->max_body_size) {
-        up_request_body_reset(&st->req.body, &s->conn->server->pool);
-        answer_now(s, st, 413, "Content Too Large");
+    up_request_body_t *body = &st->req.body;
+    if (cfg->max_body_size > 0 && body->len + len > cfg->max_body_size) {
+        drop_data(s, st, len);
+        answer_now(s, st, 413, content_too_large_reason);
         return 0;
     }
+    if (st->req.head.content_length < 0)
+        st->req.head.content_length = declared_length(st);
     int64_t declared = st->req.head.content_length;
-    if (declared < 0) {
-        /* The head is whole: a content-length field is in st->in. */
-        for (size_t i = 0; i < st->in.n; i++) {
-            up_slice_t name = field_name(&st->in, i);
-            if (UP_LOWER_EQ(name.base, name.len, "content-length")) {
-                up_slice_t v = field_value(&st->in, i);
-                int64_t n = 0;
-                for (size_t k = 0; k < v.len && k < 18; k++)
-                    n = n * 10 + (v.base[k] - '0');
-                st->req.head.content_length = declared = n;
-            }
-        }
-    }
-    if (up_request_body_append(&st->req.body, &s->conn->server->pool, (const char *)data, len,
-                               declared > 0 ? (uint64_t)declared : 0, cfg->spool_threshold,
+    uint64_t threshold = cfg->spool_threshold;
+    if (st->held + len >= UP_HTTP2_STREAM_WINDOW || s->held + len > UP_HTTP2_BODY_MEMORY)
+        threshold = 0;
+    if (up_request_body_append(body, &s->conn->server->pool, (const char *)data, len,
+                               declared > 0 ? (uint64_t)declared : 0, threshold,
                                cfg->tmp_dir) != 0) {
+        drop_data(s, st, len);
         answer_now(s, st, 500, "Internal Server Error: the request body could not be stored");
         return 0;
+    }
+    if (body->fd >= 0) {
+        size_t taken = (size_t)st->held + len;
+        s->held -= st->held;
+        st->held = 0;
+        nghttp2_session_consume(ng, id, taken);
+    } else {
+        st->held += len;
+        s->held += len;
     }
     return 0;
 }
@@ -1098,11 +1187,14 @@ static void make_shared(void)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(c, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(c, on_stream_close);
     nghttp2_session_callbacks_set_before_frame_send_callback(c, before_frame_send);
+    nghttp2_session_callbacks_set_on_frame_send_callback(c, on_frame_send);
     nghttp2_option *o = shared_options;
     nghttp2_option_set_max_outbound_ack(o, UP_HTTP2_MAX_OUTBOUND_ACK);
     nghttp2_option_set_max_settings(o, UP_HTTP2_MAX_SETTINGS);
     nghttp2_option_set_max_continuations(o, UP_HTTP2_MAX_CONTINUATIONS);
     nghttp2_option_set_max_deflate_dynamic_table_size(o, UP_HTTP2_MAX_DEFLATE_TABLE);
+    /* The windows reopen as bodies are taken (on_data_chunk, release_held), not as they come. */
+    nghttp2_option_set_no_auto_window_update(o, 1);
     /* Ours (on_frame_recv) answers first with ENHANCE_YOUR_CALM; the library's stays above it
      * as a backstop. */
     nghttp2_option_set_stream_reset_rate_limit(o, 4 * UP_HTTP2_MAX_RESETS, UP_HTTP2_MAX_RESETS);
@@ -1120,9 +1212,12 @@ static session_t *session_new(up_conn_t *conn)
     nghttp2_settings_entry settings[] = {
         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, UP_HTTP2_MAX_CONCURRENT_STREAMS},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, (uint32_t)cfg->max_head_size},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UP_HTTP2_STREAM_WINDOW},
     };
     nghttp2_submit_settings(s->ng, NGHTTP2_FLAG_NONE, settings,
                             sizeof(settings) / sizeof(settings[0]));
+    nghttp2_session_set_local_window_size(s->ng, NGHTTP2_FLAG_NONE, 0,
+                                          UP_HTTP2_CONNECTION_WINDOW);
     return s;
 }
 
@@ -1157,6 +1252,7 @@ static void http2_on_read(up_conn_t *conn)
             return;
         }
         conn->_rpos = b->len;
+        expire_stalled(s);
     }
     if (conn->eof) {
         /* An HTTP/2 client ends its side only when done with the connection (RFC 9113 has no
@@ -1179,6 +1275,7 @@ static void http2_on_drained(up_conn_t *conn)
 static void http2_on_notify(up_conn_t *conn)
 {
     session_t *s = session_of(conn);
+    expire_stalled(s);
     session_take_news(s);
     session_send(s);
 }

@@ -53,4 +53,19 @@ int up_http2_available(void);
  * them: data sources are pulled only while the output is under it. */
 #define UP_HTTP2_OUTPUT_BOUND (64 * 1024)
 
+/* Receive flow control (RFC 9113 §6.9): the windows reopen only as request bodies are taken, a
+ * byte of a body counting as taken once it is in a spool file or its stream is freed; bytes
+ * kept in memory keep their window closed, so the windows bound the memory a client can make a
+ * connection hold. */
+/* SETTINGS_INITIAL_WINDOW_SIZE: a stream's body is kept in memory up to the spool threshold
+ * and this, and goes to a file when it reaches either (the window then reopens); four times
+ * nghttp2's default, so one upload is not held to 64 KiB a round trip. */
+#define UP_HTTP2_STREAM_WINDOW (256 * 1024)
+/* The connection's window, four streams' worth: uploads on several streams go on at once. */
+#define UP_HTTP2_CONNECTION_WINDOW (1024 * 1024)
+/* The bodies a connection keeps in memory, at most (streams past it spool): under half the
+ * connection's window, so the window never closes on bytes held in memory alone (nghttp2
+ * announces consumed bytes once they reach half the window). */
+#define UP_HTTP2_BODY_MEMORY (UP_HTTP2_CONNECTION_WINDOW / 4)
+
 #endif
