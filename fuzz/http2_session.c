@@ -12,9 +12,12 @@
  *   bit 2     small limits: a 1 KiB header list, 8 fields, bodies of at most 100 bytes
  *   bit 3     the client reads nothing until its frames are sent (the server's output backs up)
  *   bit 4     lent streams are answered between pieces, not only at the end
+ *   bit 5     a graceful stop of the server once the frames are sent (GOAWAY, streams finish)
+ *   bit 6     timeouts of 1 ms: a body that stops coming, an idle connection
  * The app answers by path: /defer lends the stream and answers it later, /big streams 200 KB,
- * /file sends a file, /echo answers the body's size, /204 a bodiless status, anything else a
- * short text. Whatever the input, the connection must end once the client hangs up, and every
+ * /post streams parts handed over without waking the loop, /rollback drops a started answer
+ * for a 500, /file sends a file, /echo answers the body's size, /204 a bodiless status,
+ * anything else a short text. Whatever the input, the connection must end once the client hangs up, and every
  * byte the engine took must be freed (LeakSanitizer, when the server is freed). */
 
 #include <errno.h>
@@ -65,6 +68,22 @@ static void answer(up_exchange_t *ex)
                 break;
         }
         up_response_finish(ex);
+    } else if (path_is(ex, "/post")) {
+        up_response_start(ex, 200);
+        up_response_end_head(ex, -1);
+        for (int i = 0; i < 4; i++) {
+            if (up_response_write(ex, "part\n", 5) != UP_RESPONSE_OK || up_response_post(ex) < 0)
+                break;
+        }
+        up_response_finish(ex);
+    } else if (path_is(ex, "/rollback")) {
+        up_response_start(ex, 200);
+        up_response_end_head(ex, -1);
+        up_response_write(ex, "half", 4);
+        if (up_response_rollback(ex))
+            answer_text(ex, 500, "rolled back");
+        else
+            up_response_finish(ex);
     } else if (path_is(ex, "/file")) {
         int fd = dup(file_fd);
         FUZZ_CHECK(fd >= 0);
@@ -163,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data++;
     size--;
     size_t span = spans[opts & 3];
-    int small = opts & 4, reading = !(opts & 8), answer_early = opts & 16;
+    int small = opts & 4, reading = !(opts & 8), answer_early = opts & 16, stop = opts & 32;
     uint32_t rng = fuzz_seed(data, size);
 
     if (file_fd < 0) {
@@ -178,6 +197,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cfg.max_headers = 8;
         cfg.max_body_size = 100;
     }
+    if (opts & 64)
+        cfg.head_timeout_ms = cfg.body_timeout_ms = cfg.keepalive_timeout_ms = 1;
     up_server_handler_t handler = {.on_request = on_request};
     harness_t h;
     harness_start(&h, &cfg, &handler);
@@ -197,6 +218,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (answer_early)
             answer_deferred();
     }
+    if (stop)
+        up_server_stop(h.server);
     for (int i = 0; i < SETTLE_TURNS && !c.eof; i++) {
         drain(&c);
         harness_turn(&h, 0);
