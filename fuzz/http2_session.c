@@ -13,7 +13,6 @@
  *   bit 3     the client reads nothing until its frames are sent (the server's output backs up)
  *   bit 4     lent streams are answered between pieces, not only at the end
  *   bit 5     a graceful stop of the server once the frames are sent (GOAWAY, streams finish)
- *   bit 6     timeouts of 1 ms: a body that stops coming, an idle connection
  * The app answers by path: /defer lends the stream and answers it later, /big streams 200 KB,
  * /post streams parts handed over without waking the loop, /rollback drops a started answer
  * for a 500, /file sends a file, /echo answers the body's size, /204 a bodiless status,
@@ -197,8 +196,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cfg.max_headers = 8;
         cfg.max_body_size = 100;
     }
-    if (opts & 64)
-        cfg.head_timeout_ms = cfg.body_timeout_ms = cfg.keepalive_timeout_ms = 1;
     up_server_handler_t handler = {.on_request = on_request};
     harness_t h;
     harness_start(&h, &cfg, &handler);
