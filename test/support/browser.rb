@@ -53,9 +53,11 @@ class Browser
     end
   end
 
-  # timeout: the default deadline of one command, in seconds.
-  def initialize(timeout: 10)
+  # timeout: the default deadline of one command, in seconds; flags: more of Chromium's
+  # switches, after FLAGS (a test's certificate to trust, say).
+  def initialize(timeout: 10, flags: [])
     @timeout = timeout
+    @flags = flags
     @dir = Dir.mktmpdir("up-chromium")
     @log_path = File.join(@dir, "chromium.log")
     @buffer = +"".b
@@ -157,7 +159,7 @@ class Browser
     [commands_in, replies_out].each { |io| io.nonblock = false }
     profile = File.join(@dir, "profile")
     # pgroup: the browser leads a process group of its own, so close reaches its renderers.
-    @pid = Process.spawn(EXE, *FLAGS, "--user-data-dir=#{profile}", "about:blank",
+    @pid = Process.spawn(EXE, *FLAGS, *@flags, "--user-data-dir=#{profile}", "about:blank",
                          3 => commands_in, 4 => replies_out, in: File::NULL, %i[out err] => [@log_path, "w"],
                          pgroup: true)
   rescue Errno::ENOENT
