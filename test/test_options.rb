@@ -221,7 +221,8 @@ class TestOptions < Minitest::Test
 
   ACCEPTED.each do |what, key, input, expected|
     define_method(test_name("accepts", what)) do
-      assert_equal expected, Up::Options.new({ key => input })[key]
+      value = Up::Options.new({ key => input })[key]
+      expected.nil? ? assert_nil(value) : assert_equal(expected, value)
     end
   end
 
