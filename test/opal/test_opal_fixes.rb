@@ -136,4 +136,11 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_interpolation")
     assert out.start_with?(%(#<Encoding:ASCII-8BIT>\n22\n[2, 0, 254, 128, 123, 34]\n)), out
   end
+
+  # String#split by a Regexp gives MRI's pieces (Opal's split is now an exec loop where V8
+  # took its slow path: captures, empty matches, limits, surrogate pairs).
+  def test_regexp_split_splits_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_regexp_split")
+    assert out.start_with?(%(["a, b ,c", "[, \\\\t]+", ["a", "b", "c"], ["a", "b ,c"], ["a", "b", "c"]]\n)), out
+  end
 end
