@@ -36,11 +36,14 @@
   // grows past a bound, for programs that build patterns at run time.
   var up_splitters = new Map();
   function up_splitter(regexp) {
-    var flags = regexp.flags, key = flags + '/' + regexp.source, splitter = up_splitters.get(key);
+    // The flags one by one: the `flags` getter (which reads them all) is on V8's slow path too.
+    var key = (regexp.ignoreCase ? 'i' : '') + (regexp.multiline ? 'm' : '') + (regexp.dotAll ? 's' : '') +
+      (regexp.unicode ? 'u' : '') + (regexp.unicodeSets === true ? 'v' : '') + (regexp.hasIndices ? 'd' : '');
+    var splitter = up_splitters.get(key + '/' + regexp.source);
     if (splitter === undefined) {
       if (up_splitters.size >= 512) up_splitters.clear();
-      splitter = new RegExp(regexp.source, flags.indexOf('g') === -1 ? flags + 'g' : flags);
-      up_splitters.set(key, splitter);
+      splitter = new RegExp(regexp.source, key + 'g');
+      up_splitters.set(key + '/' + regexp.source, splitter);
     }
     return splitter;
   }
