@@ -21,7 +21,8 @@ module Marshal
 
     def initialize(limit)
       @limit = limit
-      @bytes = []
+      @bytes = `new Uint8Array(64)`
+      @length = 0
       @symbols = {}
       @objects = `new Map()`
       @count = 0
@@ -32,17 +33,31 @@ module Marshal
       byte(MAJOR_VERSION)
       byte(MINOR_VERSION)
       write(obj, @limit)
-      # Copied by a loop: Buffer.from(anArray) reads each element on V8's slow path once Opal
-      # has changed Array.prototype's prototype, several times slower.
-      copy = `new Uint8Array(#{@bytes}.length)`
-      `for (var i = 0; i < #{@bytes}.length; i++) #{copy}[i] = #{@bytes}[i]`
-      RackCompat::Bytes.from_buffer(copy)
+      RackCompat::Bytes.from_buffer(`#{@bytes}.subarray(0, #{@length})`)
     end
 
     private
 
+    # The bytes go into one typed array that doubles when full: an Opal Array of numbers is
+    # read element by element on V8's slow path (Opal changes Array.prototype's prototype)
+    # when it is copied into a Buffer.
+    def reserve(count)
+      %x{
+        var need = #{@length} + count, bytes = #{@bytes};
+        if (need <= bytes.length) return nil;
+        var size = bytes.length * 2;
+        while (size < need) size *= 2;
+        var grown = new Uint8Array(size);
+        grown.set(bytes.subarray(0, #{@length}));
+        #{@bytes = `grown`};
+        return nil;
+      }
+    end
+
     def byte(value)
-      `#{@bytes}.push(#{value} & 0xff)`
+      reserve(1)
+      `#{@bytes}[#{@length}] = #{value} & 0xff`
+      @length += 1
     end
 
     def type(char)
@@ -53,25 +68,27 @@ module Marshal
     # least significant first.
     def long(value)
       %x{
-        var x = #{value}, bytes = #{@bytes};
-        if (x === 0) { bytes.push(0); return nil; }
-        if (x > 0 && x < 123) { bytes.push(x + 5); return nil; }
-        if (x < 0 && x > -124) { bytes.push((x - 5) & 0xff); return nil; }
+        var x = #{value};
+        if (x === 0) return #{byte(0)};
+        if (x > 0 && x < 123) return #{byte(`x + 5`)};
+        if (x < 0 && x > -124) return #{byte(`x - 5`)};
         var out = [];
         for (var i = 1; i <= 4; i++) {
           out.push(x & 0xff);
           x = x >> 8;
-          if (x === 0) { bytes.push(i); break; }
-          if (x === -1) { bytes.push(256 - i); break; }
+          if (x === 0) { #{byte(`i`)}; break; }
+          if (x === -1) { #{byte(`256 - i`)}; break; }
         }
-        for (var j = 0; j < out.length; j++) bytes.push(out[j]);
+        for (var j = 0; j < out.length; j++) #{byte(`out[j]`)};
         return nil;
       }
     end
 
     def raw_bytes(buffer)
       long(`#{buffer}.length`)
-      `for (var i = 0; i < #{buffer}.length; i++) #{@bytes}.push(#{buffer}[i])`
+      reserve(`#{buffer}.length`)
+      `#{@bytes}.set(#{buffer}, #{@length})`
+      @length += `#{buffer}.length`
       nil
     end
 
@@ -130,7 +147,7 @@ module Marshal
       if `#{obj} === nil` then type('0')
       elsif `#{obj} === true` then type('T')
       elsif `#{obj} === false` then type('F')
-      elsif obj.is_a?(Integer) then integer(obj)
+      elsif `#{obj}.$$is_number && #{obj} % 1 === 0` then integer(obj)
       elsif !link?(obj)
         limit -= 1 if limit > 0
         object(obj, limit)
@@ -157,19 +174,35 @@ module Marshal
     end
 
     def object(obj, limit)
-      if obj.respond_to?(:marshal_dump, true)
+      if responds?(obj, '$marshal_dump')
         remember(obj)
         type('U')
         class_name(obj)
         return write(obj.marshal_dump, limit)
       end
-      return user_dump(obj, limit) if obj.respond_to?(:_dump, true)
+      return user_dump(obj, limit) if responds?(obj, '$_dump')
 
+      # Strings, Arrays and Hashes are told by their marks first: `Float === obj` walks the
+      # ancestors of every object that is not a Float.
+      if `#{obj}.$$is_string` then string(obj)
+      elsif `#{obj}.$$is_array` then array(obj, limit)
+      elsif `#{obj}.$$is_hash` then hash(obj, limit)
+      else typed(obj, limit)
+      end
+    end
+
+    # respond_to?(name, true), through Opal's own check: it calls the object's respond_to?
+    # or respond_to_missing? only when they are not Kernel's.
+    def responds?(obj, jsid)
+      return obj.respond_to?(`#{jsid}.slice(1)`, true) if `#{obj}['$respond_to?'] == null`
+
+      `var found = Opal.respond_to(#{obj}, #{jsid}, true)`
+      `found != null && found !== false && found !== nil`
+    end
+
+    def typed(obj, limit)
       case obj
       when Float then float(obj)
-      when String then string(obj)
-      when Array then array(obj, limit)
-      when Hash then hash(obj, limit)
       when Struct then struct(obj, limit)
       when Range then ivars_object(obj, [['excl', obj.exclude_end?], ['begin', obj.begin], ['end', obj.end]], limit)
       when Regexp then regexp(obj)

@@ -142,4 +142,18 @@ class TestOpalFixes < Minitest::Test
     out = assert_same_on_opal_and_mri("fix_interpolation")
     assert out.start_with?(%(#<Encoding:ASCII-8BIT>\n22\n[2, 0, 254, 128, 123, 34]\n)), out
   end
+
+  # String#split by a Regexp gives MRI's pieces (Opal's split is now an exec loop where V8
+  # took its slow path: captures, empty matches, limits, surrogate pairs).
+  def test_regexp_split_splits_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_regexp_split")
+    assert out.start_with?(%(["a, b ,c", "[, \\\\t]+", ["a", "b", "c"], ["a", "b ,c"], ["a", "b", "c"]]\n)), out
+  end
+
+  # strip, sub, gsub and Regexp.escape give MRI's Strings (JavaScript's replace by a Regexp,
+  # under them, is now an exec loop where V8 took its slow path).
+  def test_regexp_replace_gives_mris_strings
+    out = assert_same_on_opal_and_mri("fix_regexp_replace")
+    assert out.start_with?(%(["127.0.0.1", "127.0.0.1 ", "  127.0.0.1"]\n)), out
+  end
 end

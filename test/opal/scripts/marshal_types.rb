@@ -38,6 +38,10 @@ end
 
 module Tag; end
 
+class Words < Array; end
+class Table < Hash; end
+class Text < String; end
+
 shared = [1, 'two']
 cyclic = []
 cyclic.push(cyclic)
@@ -71,6 +75,7 @@ values = {
   'range' => [1..3, 1...3, 'a'..'c'],
   'regexp' => [/ab+c/i, /x.y/m],
   'class and module' => [String, Point, Tag],
+  'subclasses of Array, Hash and String' => [Words.new([1]), Table.new.merge!('k' => 'v'), Text.new('t')],
   'session' => { 'session_id' => 'a1b2c3', 'csrf' => 'tok==', 'flash' => { 'notice' => 'Saved' }, 'count' => 3, 'user' => 'Jürgen' }
 }
 
