@@ -50,7 +50,8 @@ class TestConfigFile < Minitest::Test
     Dir.mktmpdir do |dir|
       { "io_thread true" => true, "io_thread false" => false, "io_thread :auto" => nil }.each do |line, setting|
         file = Up::ConfigFile.load(write(dir, "#{line}\n"))
-        assert_equal setting, Up::Options.new(file.values, names: file.names).to_h[:io_thread], line
+        value = Up::Options.new(file.values, names: file.names).to_h[:io_thread]
+        setting.nil? ? assert_nil(value, line) : assert_equal(setting, value, line)
       end
     end
   end
