@@ -8,6 +8,12 @@ require "rack"
 class TestGC < Minitest::Test
   include UpTestHelpers
 
+  # Under GC.stress every allocation runs a whole collection: on a loaded two-core machine the
+  # request path test alone can take most of a minute.
+  def time_limit_seconds
+    180
+  end
+
   def test_requests_survive_gc_compact_between_and_during_requests
     start_server(lambda { |env|
       GC.compact if env["PATH_INFO"] == "/compact"
