@@ -152,9 +152,12 @@ class TestPackaging < Minitest::Test
     env = { "NODE_INCLUDE" => File.join(build, "no-node-headers") }
     output = execute!(build, RbConfig.ruby, File.join(ROOT, "ext", "up", "extconf.rb"), env: env)
     assert_match(/checking for Node's headers in .*no-node-headers\.\.\. no/, output)
-    plan = execute!(build, "make", "-n")
-    assert_includes plan, "up_ext.#{RbConfig::CONFIG["DLEXT"]}"
-    refute_includes plan, "up.node"
+    # The Makefile itself, not `make -n`'s plan: in the whole suite's process a dry run of make
+    # has hung (twice, not reproduced alone), and the rules are what this test is about.
+    makefile = File.read(File.join(build, "Makefile"))
+    assert_match(/^TARGET = up_ext$/, makefile)
+    assert_match(/^all:\s+\$\(DLLIB\)$/, makefile)
+    refute_includes makefile, "up.node"
   end
 
   # Bundler builds no extension for a path gem: its first start says how to build it.
