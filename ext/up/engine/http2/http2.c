@@ -414,54 +414,60 @@ static up_response_error_t body_part(up_exchange_t *ex, uint64_t *len)
     return UP_RESPONSE_OK;
 }
 
+/* Takes the session's lock and returns 1 when the stream can still be written to; 0, with the
+ * lock let go, when the client or the session is gone. */
+static int stream_lock_open(stream_t *st)
+{
+    pthread_mutex_lock(&st->session->lock);
+    if (st->gone || st->session->dead) {
+        pthread_mutex_unlock(&st->session->lock);
+        return 0;
+    }
+    return 1;
+}
+
 static up_response_error_t stream_write(up_exchange_t *ex, const char *data, size_t len)
 {
-    stream_t *st = stream_of(ex);
     uint64_t n = len;
     up_response_error_t err = body_part(ex, &n);
     if (err != UP_RESPONSE_OK || n == 0)
         return err;
-    session_t *s = st->session;
-    pthread_mutex_lock(&s->lock);
-    int gone = st->gone || s->dead;
-    if (!gone)
-        up_outq_append(&st->out, &ex->conn->server->pool, data, (size_t)n);
-    pthread_mutex_unlock(&s->lock);
-    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
+    stream_t *st = stream_of(ex);
+    if (!stream_lock_open(st))
+        return UP_RESPONSE_E_CLIENT_GONE;
+    up_outq_append(&st->out, &ex->conn->server->pool, data, (size_t)n);
+    pthread_mutex_unlock(&st->session->lock);
+    return UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_write_shared(up_exchange_t *ex, up_shared_t *shared,
                                                size_t offset, size_t len)
 {
-    stream_t *st = stream_of(ex);
     uint64_t n = len;
     up_response_error_t err = body_part(ex, &n);
     if (err != UP_RESPONSE_OK || n == 0)
         return err;
-    session_t *s = st->session;
-    pthread_mutex_lock(&s->lock);
-    int gone = st->gone || s->dead;
-    if (!gone)
-        up_outq_append_shared(&st->out, shared, offset, (size_t)n);
-    pthread_mutex_unlock(&s->lock);
-    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
+    stream_t *st = stream_of(ex);
+    if (!stream_lock_open(st))
+        return UP_RESPONSE_E_CLIENT_GONE;
+    up_outq_append_shared(&st->out, shared, offset, (size_t)n);
+    pthread_mutex_unlock(&st->session->lock);
+    return UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_sendfile_ref(up_exchange_t *ex, up_shared_t *owner, int fd,
                                                off_t offset, uint64_t len)
 {
-    stream_t *st = stream_of(ex);
     uint64_t n = len;
     up_response_error_t err = body_part(ex, &n);
     if (err != UP_RESPONSE_OK || n == 0)
         return err;
-    session_t *s = st->session;
-    pthread_mutex_lock(&s->lock);
-    int gone = st->gone || s->dead;
-    if (!gone)
-        up_outq_append_file_ref(&st->out, owner, fd, offset, n);
-    pthread_mutex_unlock(&s->lock);
-    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
+    stream_t *st = stream_of(ex);
+    if (!stream_lock_open(st))
+        return UP_RESPONSE_E_CLIENT_GONE;
+    up_outq_append_file_ref(&st->out, owner, fd, offset, n);
+    pthread_mutex_unlock(&st->session->lock);
+    return UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_sendfile(up_exchange_t *ex, int fd, off_t offset, uint64_t len)
@@ -473,15 +479,13 @@ static up_response_error_t stream_sendfile(up_exchange_t *ex, int fd, off_t offs
         close(fd);
         return err;
     }
-    session_t *s = st->session;
-    pthread_mutex_lock(&s->lock);
-    int gone = st->gone || s->dead;
-    if (!gone)
-        up_outq_append_file(&st->out, fd, offset, n);
-    pthread_mutex_unlock(&s->lock);
-    if (gone)
+    if (!stream_lock_open(st)) {
         close(fd);
-    return gone ? UP_RESPONSE_E_CLIENT_GONE : UP_RESPONSE_OK;
+        return UP_RESPONSE_E_CLIENT_GONE;
+    }
+    up_outq_append_file(&st->out, fd, offset, n);
+    pthread_mutex_unlock(&st->session->lock);
+    return UP_RESPONSE_OK;
 }
 
 static up_response_error_t stream_finish(up_exchange_t *ex)
