@@ -15,12 +15,14 @@ require "open3"
 require "socket"
 require "tmpdir"
 require_relative "helper"
+require_relative "support/curl_client"
 require_relative "support/test_certificates"
 require_relative "support/h2_frames"
 require "up/options"
 require "up/static_files"
 
 class TestHTTP2 < Minitest::Test
+  include CurlClient
   include UpTestHelpers
 
   CA = TestCertificates.ca
@@ -123,14 +125,6 @@ class TestHTTP2 < Minitest::Test
 
   def url(path)
     "http://127.0.0.1:#{@port}#{path}"
-  end
-
-  # curl's body and the HTTP version it spoke ("2", "1.1").
-  def curl(*args)
-    out, err, status = Open3.capture3("curl", "-sS", "--max-time", "10", "-w", "\n%{http_version}", *args)
-    assert status.success?, "curl #{args.join(" ")}: #{err}"
-    body, _, version = out.rpartition("\n")
-    [body, version]
   end
 
   def curl_status(*args)

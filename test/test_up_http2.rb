@@ -10,10 +10,12 @@ require "json"
 require "open3"
 require "tmpdir"
 require_relative "helper"
+require_relative "support/curl_client"
 require_relative "support/test_certificates"
 require_relative "support/up_process"
 
 class TestUpHTTP2 < Minitest::Test
+  include CurlClient
   include UpTestHelpers
   include UpProcess
 
@@ -23,14 +25,6 @@ class TestUpHTTP2 < Minitest::Test
 
   def url(path)
     "http://127.0.0.1:#{@port}#{path}"
-  end
-
-  # curl's body and the HTTP version it spoke ("2", "1.1").
-  def curl(*args)
-    out, err, status = Open3.capture3("curl", "-sS", "--max-time", "10", "-w", "\n%{http_version}", *args)
-    assert status.success?, "curl #{args.join(" ")}: #{err}"
-    body, _, version = out.rpartition("\n")
-    [body, version]
   end
 
   def test_h2c_streams_with_the_env_of_http_1_1

@@ -14,11 +14,13 @@ require "open3"
 require "socket"
 require "tmpdir"
 require_relative "helper"
+require_relative "support/curl_client"
 require_relative "support/test_certificates"
 require_relative "support/up_node_process"
 require_relative "support/h2_frames"
 
 class TestUpNodeHTTP2 < Minitest::Test
+  include CurlClient
   include UpTestHelpers
   include UpNodeProcess
 
@@ -40,14 +42,6 @@ class TestUpNodeHTTP2 < Minitest::Test
 
   def http_url(path)
     "http://127.0.0.1:#{@port}#{path}"
-  end
-
-  # curl's body and the HTTP version it spoke ("2", "1.1").
-  def curl(*args)
-    out, err, status = Open3.capture3("curl", "-sS", "--max-time", "10", "-w", "\n%{http_version}", *args)
-    assert status.success?, "curl #{args.join(" ")}: #{err}"
-    body, _, version = out.rpartition("\n")
-    [body, version]
   end
 
   # Node's http2 client: the requests sent at once on one session; its JSON answer.
