@@ -116,6 +116,13 @@ class TestOpalFixes < Minitest::Test
   end
 
 
+  # super finds what MRI finds while the methods and ancestors on its way change between
+  # calls (Opal's lookup is kept per method, receiver's ancestors and name).
+  def test_super_follows_changed_methods_and_ancestors
+    out = assert_same_on_opal_and_mri("fix_super_cache")
+    assert out.start_with?(%("child<base>"\n"child<base>"\n"child<base again>"\n"child<middle<base again>>"\n)), out
+  end
+
   # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
   # the block, keys of every kind.
   def test_hash_each_yields_as_in_mri
