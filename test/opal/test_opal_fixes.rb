@@ -123,6 +123,13 @@ class TestOpalFixes < Minitest::Test
     assert out.start_with?(%("child<base>"\n"child<base>"\n"child<base again>"\n"child<middle<base again>>"\n)), out
   end
 
+  # Array#all?, #any?, #none?, #find and #detect stop without a throw, with what Enumerable's
+  # give the block, break and return through them, an Array changed while walked.
+  def test_array_predicates_answer_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_array_predicates")
+    assert out.start_with?(%([false, true, true]\n[true, false, false]\n)), out
+  end
+
   # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
   # the block, keys of every kind.
   def test_hash_each_yields_as_in_mri
