@@ -130,6 +130,13 @@ class TestOpalFixes < Minitest::Test
     assert out.start_with?(%([false, true, true]\n[true, false, false]\n)), out
   end
 
+  # Calls with a block, super and aliases pass none to many arguments, splats, keywords and
+  # the block as before (Opal.send2 calls the method without Function#apply).
+  def test_sends_pass_arguments_and_blocks_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_send_call")
+    assert out.start_with?(%([[], "block saw 0"]\n[[], "alias saw 0"]\n)), out
+  end
+
   # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
   # the block, keys of every kind.
   def test_hash_each_yields_as_in_mri

@@ -1,0 +1,58 @@
+# frozen_string_literal: true
+# backtick_javascript: true
+
+# Opal.send2 (under every call with a block, every `super` and every alias), Opal.yield1 (a
+# block of several parameters given an Array) and Opal.yieldX (`yield a, b`) call the method
+# or block with Function#call for up to four arguments, where Opal 1.8 always uses
+# Function#apply with an Array of them. Opal gives Array.prototype a prototype of its own, which
+# turns off V8's guard that no Array has elements inherited from a prototype; from then on
+# every `apply` of an Array copies it through V8's generic path, several times the cost of
+# the call itself.
+#
+# The rest is Opal's, in Opal's order: a missing method (method_missing) goes to Opal's
+# send2, the block's options are set on the block, and the block is handed to the method.
+# A yield to no block, or to a lambda with a `return` of its own, goes to Opal's yield.
+# (The corelib's files, loaded before this one, keep the functions they took.)
+%x{
+  function up_call(fun, self, args) {
+    switch (args == null ? 0 : args.length) {
+      case 0: return fun.call(self);
+      case 1: return fun.call(self, args[0]);
+      case 2: return fun.call(self, args[0], args[1]);
+      case 3: return fun.call(self, args[0], args[1], args[2]);
+      case 4: return fun.call(self, args[0], args[1], args[2], args[3]);
+      default: return fun.apply(self, args);
+    }
+  }
+
+  var up_send2 = Opal.send2;
+
+  Opal.send2 = function(recv, body, method, args, block, blockopts) {
+    if (body == null) return up_send2(recv, body, method, args, block, blockopts);
+
+    if (typeof(blockopts) === 'number') {
+      block.$$arity = blockopts;
+    } else if (typeof(blockopts) === 'object') {
+      Object.assign(block, blockopts);
+    }
+    if (typeof block === 'function') body.$$p = block;
+
+    return up_call(body, recv, args);
+  };
+
+  var up_yield1 = Opal.yield1;
+  Opal.yield1 = function(block, arg) {
+    if (typeof block !== 'function' || block.length <= 1 || arg == null || !arg.$$is_array ||
+        (block.$$is_lambda && block.$$ret)) {
+      return up_yield1(block, arg);
+    }
+    return up_call(block, null, arg);
+  };
+
+  var up_yieldX = Opal.yieldX;
+  Opal.yieldX = function(block, args) {
+    if (typeof block !== 'function' || (block.$$is_lambda && block.$$ret)) return up_yieldX(block, args);
+    if (block.length > 1 && args.length === 1 && args[0].$$is_array) args = args[0];
+    return up_call(block, null, args);
+  };
+}
