@@ -47,3 +47,24 @@ rescue ArgumentError => e
   p e.message
 end
 p catch(:found) { [1, 2].any? { |x| throw :found, x * 3 if x == 2 } }
+
+fields = { "Content-Type" => "text/html", "X-A" => "1", "x-b" => "2" }
+p fields.detect { |k, _v| k.downcase == "content-type" }, fields.find { |k, v| v == "2" }, fields.find { |k, _| k == "none" }
+p fields.detect { |pair| pair.last == "1" }, fields.find { |(k, v)| k.size == 3 && v }, {}.detect { true }
+found = fields.find { |k, _| k == "X-A" }
+found << "changed"
+p found, fields, fields.find(-> { "none" }) { false }
+
+class Listed < Array
+  def each
+    super { |x| yield x * 10 }
+  end
+end
+class Keyed < Hash
+  def each
+    super { |k, v| yield [k.upcase, v] }
+  end
+end
+keyed = Keyed.new
+keyed["a"] = 1
+p Listed.new([1, 2]).find { |x| x > 5 }, Listed.new([1, 2]).all? { |x| x < 5 }, keyed.find { |k, _| k == "A" }
