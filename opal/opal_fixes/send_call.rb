@@ -40,13 +40,19 @@
     return up_call(body, recv, args);
   };
 
+  // Opal's yield1 reads four flags of the block on every call; here a block of no or one
+  // parameter without the flags that change how it takes its argument is called at once.
   var up_yield1 = Opal.yield1;
   Opal.yield1 = function(block, arg) {
-    if (typeof block !== 'function' || block.length <= 1 || arg == null || !arg.$$is_array ||
-        (block.$$is_lambda && block.$$ret)) {
-      return up_yield1(block, arg);
+    if (typeof block !== 'function' || (block.$$is_lambda && block.$$ret)) return up_yield1(block, arg);
+    var length = block.length;
+    if (length === 0) return block(arg);
+    if (length === 1) {
+      if (block.$$has_top_level_mlhs_arg || block.$$has_trailing_comma_in_args) return up_yield1(block, arg);
+      return block(arg);
     }
-    return up_call(block, null, arg);
+    arg = Opal.to_ary(arg);
+    return arg.$$is_array ? up_call(block, null, arg) : block(arg);
   };
 
   var up_yieldX = Opal.yieldX;

@@ -137,6 +137,13 @@ class TestOpalFixes < Minitest::Test
     assert out.start_with?(%([[], "block saw 0"]\n[[], "alias saw 0"]\n)), out
   end
 
+  # Array#map, #select and #reject build their result as Opal's did, and blocks of every shape
+  # take their arguments as before (the yields under them call without Function#apply).
+  def test_array_map_select_reject_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_array_build")
+    assert out.start_with?(%([2, 4, 6, 8, 10]\n)), out
+  end
+
   # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
   # the block, keys of every kind.
   def test_hash_each_yields_as_in_mri
