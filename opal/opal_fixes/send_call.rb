@@ -3,7 +3,7 @@
 
 # Opal.send2 (under every call with a block, every `super` and every alias), Opal.yield1 (a
 # block of several parameters given an Array) and Opal.yieldX (`yield a, b`) call the method
-# or block with Function#call for up to four arguments, where Opal 1.8 always uses
+# or block with Function#call for up to three arguments, where Opal 1.8 always uses
 # Function#apply with an Array of them. Opal gives Array.prototype a prototype of its own, which
 # turns off V8's guard that no Array has elements inherited from a prototype; from then on
 # every `apply` of an Array copies it through V8's generic path, several times the cost of
@@ -14,17 +14,6 @@
 # A yield to no block, or to a lambda with a `return` of its own, goes to Opal's yield.
 # (The corelib's files, loaded before this one, keep the functions they took.)
 %x{
-  function up_call(fun, self, args) {
-    switch (args == null ? 0 : args.length) {
-      case 0: return fun.call(self);
-      case 1: return fun.call(self, args[0]);
-      case 2: return fun.call(self, args[0], args[1]);
-      case 3: return fun.call(self, args[0], args[1], args[2]);
-      case 4: return fun.call(self, args[0], args[1], args[2], args[3]);
-      default: return fun.apply(self, args);
-    }
-  }
-
   var up_send2 = Opal.send2;
 
   Opal.send2 = function(recv, body, method, args, block, blockopts) {
@@ -37,8 +26,8 @@
     }
     if (typeof block === 'function') body.$$p = block;
 
-    // up_call's switch, written out: a frame less under every call with a block, which a
-    // throw on its way to its catch would walk.
+    // Written out in each function rather than in a helper: a helper would be one more frame
+    // under every call, which a throw on its way to its catch walks.
     switch (args == null ? 0 : args.length) {
       case 0: return body.call(recv);
       case 1: return body.call(recv, args[0]);
@@ -49,7 +38,9 @@
   };
 
   // Opal's yield1 reads four flags of the block on every call; here a block of no or one
-  // parameter without the flags that change how it takes its argument is called at once.
+  // parameter without the flags that change how it takes its argument is called at once, as
+  // Opal calls it. A block called with an Array to take apart gets `this` null, as Opal's
+  // apply gave it.
   var up_yield1 = Opal.yield1;
   Opal.yield1 = function(block, arg) {
     if (typeof block !== 'function' || (block.$$is_lambda && block.$$ret)) return up_yield1(block, arg);
@@ -60,13 +51,26 @@
       return block(arg);
     }
     arg = Opal.to_ary(arg);
-    return arg.$$is_array ? up_call(block, null, arg) : block(arg);
+    if (!arg.$$is_array) return block(arg);
+    switch (arg.length) {
+      case 0: return block.call(null);
+      case 1: return block.call(null, arg[0]);
+      case 2: return block.call(null, arg[0], arg[1]);
+      case 3: return block.call(null, arg[0], arg[1], arg[2]);
+      default: return block.apply(null, arg);
+    }
   };
 
   var up_yieldX = Opal.yieldX;
   Opal.yieldX = function(block, args) {
     if (typeof block !== 'function' || (block.$$is_lambda && block.$$ret)) return up_yieldX(block, args);
     if (block.length > 1 && args.length === 1 && args[0].$$is_array) args = args[0];
-    return up_call(block, null, args);
+    switch (args.length) {
+      case 0: return block.call(null);
+      case 1: return block.call(null, args[0]);
+      case 2: return block.call(null, args[0], args[1]);
+      case 3: return block.call(null, args[0], args[1], args[2]);
+      default: return block.apply(null, args);
+    }
   };
 }
