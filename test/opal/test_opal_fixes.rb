@@ -144,6 +144,13 @@ class TestOpalFixes < Minitest::Test
     assert out.start_with?(%([2, 4, 6, 8, 10]\n)), out
   end
 
+  # Constants read again from a method while they are set, removed, shadowed and included
+  # between the reads (each scope reads Opal's cache without going through Opal.$$).
+  def test_constants_follow_changes_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_const_lookup")
+    assert out.start_with?(%(["outer", "base", "first", 1, "Outer::Helper"]\n)), out
+  end
+
   # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
   # the block, keys of every kind.
   def test_hash_each_yields_as_in_mri
