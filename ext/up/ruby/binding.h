@@ -115,6 +115,9 @@ typedef struct up_rb_server_t {
      * scheme, HTTPS, whether the socket can be hijacked), copied per request. */
     VALUE env_template, env_template_tls;
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
+    /* The last REMOTE_ADDR, SERVER_NAME and SERVER_PORT values given, frozen: the next env
+     * with the same bytes gets the same String (env.c). nil until the first. GVL. */
+    VALUE recent_values[3];
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
     up_context_t *server;
