@@ -90,7 +90,8 @@ typedef struct up_rb_placement_t {
 typedef struct up_rb_call_sample_t {
     int sampled;
     uint64_t cpu_start, wall_start;
-    long blocks_start; /* the thread's voluntary context switches */
+    long blocks_start;   /* the thread's voluntary context switches */
+    long preempts_start; /* and involuntary ones */
 } up_rb_call_sample_t;
 
 /* The engine's log lines, queued by whichever thread runs a turn (without the GVL) and
