@@ -27,7 +27,9 @@
  * takes about as long as the call's own work, where a load generator's time slice is longer
  * than a short call by far, and counts for no more than that.
  *
- * getrusage is a system call, so one app call in SAMPLE_EVERY is measured. A window of at
+ * getrusage is a system call, so an app call is measured only when it starts SAMPLE_GAP_NS or
+ * more after the last one measured started: at most a few hundred a second however many
+ * requests a second the worker serves, and every call of a slow one. A window of at
  * least WINDOW_NS and MIN_SAMPLES gives one share: the samples' CPU time over their wall time.
  * Hysteresis: the loop moves to its own thread when the share is below TO_THREAD_BELOW, and
  * back to the app threads when it is above TO_TURNS_ABOVE, each only after VOTES windows in a
@@ -40,7 +42,7 @@
 #include "binding.h" /* first: ruby.h defines _GNU_SOURCE, which RUSAGE_THREAD needs */
 #include <sys/resource.h>
 
-#define SAMPLE_EVERY 8
+#define SAMPLE_GAP_NS 2000000ull
 #define MIN_SAMPLES 8
 #define WINDOW_NS 100000000ull
 #define TO_THREAD_BELOW 0.5
@@ -70,12 +72,13 @@ void up_rb_placement_init(up_rb_placement_t *p)
     *p = (up_rb_placement_t){.last_share = -1, .votes_needed = VOTES};
 }
 
-void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s)
+void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s, uint64_t started_ns)
 {
     s->sampled = 0;
-    if (srv->loop_policy != UP_RB_LOOP_AUTO || ++srv->placement.calls < SAMPLE_EVERY)
+    up_rb_placement_t *p = &srv->placement;
+    if (srv->loop_policy != UP_RB_LOOP_AUTO || started_ns - p->last_sampled < SAMPLE_GAP_NS)
         return;
-    srv->placement.calls = 0;
+    p->last_sampled = started_ns;
     s->sampled = 1;
     s->wall_start = up_rb_now_ns();
     s->cpu_start = thread_usage(&s->blocks_start, &s->preempts_start);

@@ -236,7 +236,7 @@ static VALUE run_job(VALUE arg)
 {
     job_t *job = (job_t *)arg;
     up_rb_call_sample_t sample;
-    up_rb_placement_begin(job->srv, &sample);
+    up_rb_placement_begin(job->srv, &sample, job->self->call_started);
     up_rb_handle_request(job->srv, job->ex);
     up_rb_placement_end(job->srv, &sample);
     return Qnil;
