@@ -116,28 +116,6 @@ class TestLoadSpread < Minitest::Test
     assert_each_worker_holds(burst, 4, 0.0..0.5, "opened in a burst")
   end
 
-  # A worker that comes back (here after a crash) holds no connection while its sibling holds
-  # many: the next connections go to it first, until the two hold about as many. Taking turns
-  # alone would give it every other one: 30 of 60.
-  def test_new_connections_go_first_to_a_worker_that_holds_fewer
-    start_cluster(2)
-    held = Array.new(100) { worker_of(open_held) }.tally
-    # The survivor holds at least 50; the other is killed with its connections.
-    survivor, victim = @workers.max_by(2) { |pid| held.fetch(pid, 0) }
-    index = @cli.output[/worker (\d+) booted \(pid #{victim}\)/, 1]
-    Process.kill(:KILL, Integer(victim))
-    replaced = @cli.wait_for(/worker #{index} booted \(pid (?!#{victim}\))(\d+)\)/)[1]
-    @workers = [survivor, replaced]
-    # Booted is said before its loop turns: until then the survivor takes the connections.
-    until_serving = (1..100).find { worker_of(open_held) == replaced }
-    refute_nil until_serving, "the new worker took none of 100 connections"
-    later = Array.new(60) { worker_of(open_held) }.tally
-    assert_operator later.fetch(replaced, 0), :>=, 40,
-                    "of 60 connections opened after a worker came back and took its first, it took " \
-                    "#{later.fetch(replaced, 0)} while its sibling held #{held[survivor] + until_serving - 1} " \
-                    "(#{later.inspect})"
-  end
-
   private
 
   # up_ruby by default; its log says "worker 0 booted (pid N)", up's "worker 0 (pid N) booted".

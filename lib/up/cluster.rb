@@ -50,7 +50,6 @@ module Up
     BOOT_BACKOFF_MAX = 30
     # A worker asked to stop gets --shutdown-timeout plus this before it is killed.
     KILL_GRACE = 5
-    SHARE_SLOTS_MIN = 16
     # The loop wakes at least this often, events or not.
     MAX_WAIT = 5
 
@@ -68,8 +67,6 @@ module Up
       @memory_limit = MemoryLimit.new(options[:worker_max_rss], @log) if options[:worker_max_rss].positive?
       @refork = Refork.new(options[:refork_after], options[:shutdown_timeout], @log) unless options[:refork_after].empty?
       @looped_at = now
-      # Room for workers added with TTIN; a worker past it accepts without comparing.
-      @accept_share = AcceptShare.new([@worker_count * 2, SHARE_SLOTS_MIN].max)
     end
 
     def run
@@ -221,14 +218,6 @@ module Up
 
         spawn(index)
       end
-    end
-
-    # Every worker's Up::Server gets the shared connection counts (Up::AcceptShare): one that
-    # holds many more connections than a sibling leaves the next ones to it, so that a burst of
-    # connects spreads even while the kernel runs only some of the workers
-    # (docs/configuration.md, "Load spread"). Each worker writes at its index (Worker#serve).
-    def server_options(multiprocess:)
-      super.merge(accept_share: @accept_share)
     end
 
     def worker_status(handle)

@@ -385,10 +385,6 @@ void up_rb_init_client(VALUE mUp);
  * anything else. */
 void up_rb_init_tls(VALUE mUp);
 struct up_tls_context_t *up_rb_tls_context_get(VALUE obj);
-/* Up::AcceptShare (accept_share_object.c): the shared counts of an object, raising TypeError
- * for anything else. */
-void up_rb_init_accept_share(VALUE mUp);
-struct up_accept_share_t *up_rb_accept_share_get(VALUE obj);
 /* After the app's call: if it took the upgrade its request asked for (env["rack.upgrade"] and a
  * status below 300), answers it (101, or an event stream's head), calls the body's close and
  * returns 1; else 0 and the response is the app's to write. */

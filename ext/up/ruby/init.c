@@ -16,5 +16,4 @@ void Init_up_ext(void)
     up_rb_init_server(mUp);
     up_rb_init_client(mUp);
     up_rb_init_tls(mUp);
-    up_rb_init_accept_share(mUp);
 }

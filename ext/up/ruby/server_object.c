@@ -12,7 +12,6 @@
 #include "client.h"
 #include "handlers/static_file.h"
 #include "http2/http2.h"
-#include "core/accept_share.h"
 #include "transport/tls.h"
 
 static VALUE cServer, eListenError;
@@ -242,16 +241,6 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     }
     rb_iv_set(self, "@multiprocess", RTEST(opt(options, "multiprocess")) ? Qtrue : Qfalse);
     cfg->exclusive_accept = RTEST(opt(options, "exclusive_accept"));
-    VALUE share = opt(options, "accept_share");
-    if (!NIL_P(share)) {
-        cfg->accept_share = up_rb_accept_share_get(share);
-        unsigned slot = NUM2UINT(opt(options, "accept_slot"));
-        if (slot >= cfg->accept_share->workers)
-            rb_raise(rb_eArgError, "accept_slot must be below the share's %u workers",
-                     cfg->accept_share->workers);
-        cfg->accept_slot = slot;
-        rb_iv_set(self, "@accept_share", share); /* its mapping lives as long as the server */
-    }
     VALUE early_hints = opt(options, "early_hints");
     srv->early_hints = NIL_P(early_hints) || RTEST(early_hints);
     VALUE http2 = opt(options, "http2");

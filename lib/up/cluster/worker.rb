@@ -91,14 +91,6 @@ module Up
 
       private
 
-      # This worker's slot in the shared connection counts; none past their room (TTIN).
-      def share_options(options)
-        share = options[:accept_share]
-        return options.except(:accept_share) if share.nil? || @index >= share.size
-
-        options.merge(accept_slot: @index)
-      end
-
       # A config.ru that does not load (Up::StartError) in its one line, with the backtrace
       # of what it raised under --trace; anything else with its backtrace.
       def describe(error)
@@ -109,7 +101,7 @@ module Up
 
       def serve
         @app ||= @load_app.call
-        server = Server.new(@app, share_options(@server_options))
+        server = Server.new(@app, @server_options)
         server.logger = @log
         @sockets.each { |s| server.listen_fd(s.fileno, @tls&.context_for(s.fileno)) }
         @server = server

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "base/address.h"
 #include "base/memory.h"
-#include "core/accept_share.h"
 #include "core/conn.h"
 
 static void conn_on_event(up_watcher_t *w, unsigned revents);
@@ -155,9 +154,6 @@ static void unlink_conn(up_conn_t *conn)
         conn->_next->_prev = conn->_prev;
     conn->_prev = conn->_next = NULL;
     server->num_conns--;
-    if (server->config.accept_share != NULL)
-        up_accept_share_set_open(server->config.accept_share, server->config.accept_slot,
-                                 server->num_conns);
 }
 
 /* Moves to a state that changes what posters may do, under the mail lock (posters see it). */

@@ -16,8 +16,6 @@ void up_server_config_defaults(up_server_config_t *cfg)
     cfg->keepalive_timeout_ms = UP_DEFAULT_KEEPALIVE_TIMEOUT_MS;
     cfg->write_timeout_ms = UP_DEFAULT_WRITE_TIMEOUT_MS;
     cfg->max_pipeline = UP_DEFAULT_MAX_PIPELINE;
-    cfg->accept_share = NULL;
-    cfg->accept_slot = 0;
     snprintf(cfg->tmp_dir, sizeof(cfg->tmp_dir), "/tmp");
 }
 

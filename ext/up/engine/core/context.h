@@ -43,10 +43,6 @@ typedef struct up_server_config_t {
     unsigned max_pipeline;    /* responses held before they are written out */
     char tmp_dir[4096];       /* where bodies are spooled */
     int exclusive_accept;     /* several processes share the listening sockets: wake one */
-    /* The workers' connection counts (core/accept_share.h), NULL for none, and this worker's
-     * slot in it: with exclusive_accept, a worker holding too many leaves the next to others. */
-    struct up_accept_share_t *accept_share;
-    unsigned accept_slot;
 } up_server_config_t;
 
 #define UP_DEFAULT_MAX_HEAD_SIZE (64 * 1024)
@@ -150,8 +146,6 @@ struct up_context_t {
     int stopping;
     int accept_paused;  /* accept failed for lack of descriptors: retried on the next tick */
     int accept_held;    /* the binding cannot take more requests now (up_server_hold_accept) */
-    int accept_yielded; /* holds more connections than a sibling worker: accepts again soon */
-    int accept_share_live; /* its loop has turned: it writes its slot of config.accept_share */
     up_timer_list_t timers[UP_TIMER__FIXED];
     up_timer_list_t idle_timers[UP_MAX_IDLE_DURATIONS];
     int num_idle_timers;

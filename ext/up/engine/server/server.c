@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/memory.h"
-#include "core/accept_share.h"
 #include "core/conn.h"
 #include "http1/http1.h"
 #include "server/server.h"
@@ -30,16 +29,9 @@ static void log_line(up_context_t *server, const char *message)
  * accept_paused: left as it was, it would go on accepting, or stay deaf, until a restart. */
 static void update_accepting(up_context_t *server)
 {
-    int accepting = !server->stopping && !server->accept_paused && !server->accept_held &&
-                    !server->accept_yielded;
-    unsigned events =
-        accepting ? UP_EV_READ | (server->config.exclusive_accept ? UP_EV_EXCLUSIVE : 0) : 0;
-    /* Siblings leave connections only to a worker whose loop turns: its first tick or accept
-     * says so (accept_share_live), not the listeners it is given while it boots; and only
-     * while it watches the listeners, not while its threads are all busy (a hold). */
-    if (server->config.accept_share != NULL && server->accept_share_live)
-        up_accept_share_publish(server->config.accept_share, server->config.accept_slot,
-                                server->num_conns, accepting);
+    unsigned events = server->stopping || server->accept_paused || server->accept_held
+                          ? 0
+                          : UP_EV_READ | (server->config.exclusive_accept ? UP_EV_EXCLUSIVE : 0);
     for (up_listener_t *l = server->listeners; l != NULL; l = l->next) {
         if (up_loop_watch(server->loop, &l->watcher, events) == 0)
             continue;
@@ -73,15 +65,10 @@ static void server_on_tick(void *data)
     up_context_t *server = data;
     uint64_t now = up_loop_now(server->loop);
     up_date_refresh(&server->date);
-    if (server->accept_yielded) {
-        server->accept_yielded = 0;
-        up_loop_set_tick(server->loop, 1000, server_on_tick, server);
-    }
-    if (server->accept_paused)
+    if (server->accept_paused) {
         server->accept_paused = 0;
-    /* Also the sign of life the sibling workers read in the shared counts. */
-    server->accept_share_live = 1;
-    update_accepting(server);
+        update_accepting(server);
+    }
     for (int kind = UP_TIMER_NONE + 1; kind < UP_TIMER__FIXED; kind++)
         expire(&server->timers[kind], now);
     for (int i = 0; i < server->num_idle_timers; i++)
@@ -194,25 +181,6 @@ static void take_turn(up_context_t *server, up_listener_t *l)
         update_accepting(server);
 }
 
-/* Holding more connections than a sibling that accepts (accept_share.h), stops watching the
- * listeners until the tick, brought forward to UP_ACCEPT_SHARE_YIELD_MS from now: returns 1
- * then. */
-static int yield_to_siblings(up_context_t *server)
-{
-    up_accept_share_t *share = server->config.accept_share;
-    if (share == NULL || server->stopping)
-        return 0;
-    server->accept_share_live = 1;
-    if (!up_accept_share_should_yield(share, server->config.accept_slot, server->num_conns)) {
-        up_accept_share_publish(share, server->config.accept_slot, server->num_conns, 1);
-        return 0;
-    }
-    server->accept_yielded = 1;
-    update_accepting(server);
-    up_loop_set_tick(server->loop, UP_ACCEPT_SHARE_YIELD_MS, server_on_tick, server);
-    return 1;
-}
-
 static void listener_on_read(up_watcher_t *w, unsigned revents)
 {
     up_listener_t *l = (up_listener_t *)w;
@@ -250,7 +218,7 @@ static void listener_on_read(up_watcher_t *w, unsigned revents)
             return;
         }
         up_conn_loop_accept(server, l, l->protocol, fd, (struct sockaddr *)&addr);
-        if (server->config.exclusive_accept && !yield_to_siblings(server))
+        if (server->config.exclusive_accept)
             take_turn(server, l);
     }
 }
