@@ -202,12 +202,26 @@ class ConformanceTest < Minitest::Test
     super
   end
 
-  # apps/responses.ru's count of closed bodies.
-  def closed_count
-    Integer(get("/closed").body)
+  # This test's own name for what it causes in a shared server, unique in the run: a test
+  # waits for events of its own tag only, since an earlier test's connection may still cause
+  # one (an on_close, a body's close) after that test has gone.
+  def own_tag
+    @own_tag ||= "#{name}-#{rand(1 << 30)}"
   end
 
-  # Waits (5 s at most) for apps/responses.ru's count of closed bodies to reach count. A server
+  # headers with this test's x-test-tag, under which apps/responses.ru and apps/sendfile.ru
+  # count its closed bodies.
+  def tagged(headers = {})
+    headers.merge("x-test-tag" => own_tag)
+  end
+
+  # apps/responses.ru's (or sendfile.ru's) count of the closed bodies of this test's tagged
+  # requests.
+  def closed_count
+    Integer(get("/closed", headers: tagged).body)
+  end
+
+  # Waits (5 s at most) for the count of this test's closed bodies to reach count. A server
   # closes a body after sending its response, so the client may see the response first.
   def assert_closed_count_reaches(count)
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5

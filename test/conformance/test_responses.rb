@@ -53,7 +53,7 @@ class TestConformanceResponses < ConformanceTest
     file = Tempfile.new("up-conformance")
     before = closed_count
     ["/each", "/to_path?#{file.path}", "/proxy"].each do |path|
-      assert_equal 200, get(path).status, path
+      assert_equal 200, get(path, headers: tagged).status, path
     end
     assert_closed_count_reaches(before + 3)
   ensure
@@ -63,7 +63,7 @@ class TestConformanceResponses < ConformanceTest
   def test_head_sends_no_body_and_closes_the_body
     before = closed_count
     sock = connect
-    sock.write("HEAD /each HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    sock.write("HEAD /each HTTP/1.1\r\nHost: h\r\nX-Test-Tag: #{own_tag}\r\nConnection: close\r\n\r\n")
     assert_equal 200, read_response(sock, head: true).status
     assert closed_by_server?(sock), "bytes after a HEAD response"
     assert_closed_count_reaches(before + 1)
