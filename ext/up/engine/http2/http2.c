@@ -514,9 +514,12 @@ static int stream_rollback(up_exchange_t *ex)
     if (!res->started)
         return 1;
     pthread_mutex_lock(&s->lock);
-    int undoable = !st->head_ready && !st->submitted;
+    /* Undoable until the loop has handed the head to nghttp2, as an HTTP/1.1 head is until it
+     * is posted: an each that raises before its first part is still a 500. */
+    int undoable = !st->submitted;
     if (undoable) {
         st->out_fields.len = st->out_fields.n = 0;
+        st->head_ready = st->body_done = 0;
         up_outq_clear(&st->out, &ex->conn->server->pool);
     } else {
         st->aborted = 1;
