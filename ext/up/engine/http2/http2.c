@@ -895,6 +895,9 @@ static void build_head(stream_t *st)
         }
     }
     st->res.head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
+    /* A body that no content-length announced (its DATA frames framed it) is told to the app
+     * by the bindings as a chunked HTTP/1.1 body is: CONTENT_LENGTH is its length. */
+    head->chunked = head->content_length < 0 && st->req.body.len > 0;
 }
 
 /* A GET that HTTP/1 would offer the app as an event stream (rack.upgrade? :sse): EventSource's
