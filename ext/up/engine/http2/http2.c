@@ -1023,6 +1023,20 @@ static int64_t declared_length(const stream_t *st)
     return -1;
 }
 
+/* Whether the request holds its body back until a 100 (Continue) asks for it (RFC 9110
+ * §10.1.1). */
+static int expects_continue(const stream_t *st)
+{
+    for (size_t i = 0; i < st->in.n; i++) {
+        up_slice_t name = field_name(&st->in, i);
+        if (UP_LOWER_EQ(name.base, name.len, "expect")) {
+            up_slice_t v = field_value(&st->in, i);
+            return UP_LOWER_EQ(v.base, v.len, "100-continue");
+        }
+    }
+    return 0;
+}
+
 /* Whether frame is a client's SETTINGS that changes SETTINGS_INITIAL_WINDOW_SIZE. */
 static int changes_initial_window(const nghttp2_frame *frame)
 {
@@ -1097,6 +1111,10 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *frame, void *
         if (max > 0 && declared > 0 && (uint64_t)declared > max) {
             answer_now(s, st, 413, content_too_large_reason);
             return 0;
+        }
+        if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) && expects_continue(st)) {
+            fields_t none = {0};
+            submit_head(s, st, 100, &none, NULL, 1);
         }
     }
     if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
