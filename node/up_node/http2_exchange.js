@@ -56,8 +56,12 @@ function headerListSize(raw) {
   return size + (raw.length / 2) * 32;
 }
 
-// A flat [name, value...] list without connection-specific fields.
+// A flat [name, value...] list without connection-specific fields. Each value is checked as
+// HTTP/1.1's writeHead checks it: Node's HTTP/2 response would send a CR or LF (RFC 9113
+// §8.2.1 makes such a field malformed) where HTTP/1.1's refuses the head, which the app's
+// response then becomes a 500 for.
 function withoutConnectionFields(headers) {
+  for (let i = 0; i < headers.length; i += 2) http.validateHeaderValue(headers[i], headers[i + 1]);
   let i = 0;
   while (i < headers.length && !CONNECTION_FIELDS.has(headers[i].toLowerCase())) i += 2;
   if (i >= headers.length) return headers;

@@ -261,7 +261,9 @@ function requestFields(req) {
       case 'if-modified-since': f.ifModifiedSince.push(value); break;
       case 'if-unmodified-since': f.ifUnmodifiedSince.push(value); break;
       case 'x-forwarded-proto': if (f.forwardedProto === null) f.forwardedProto = value; break;
-      case 'host': f.host = value; break;
+      // RFC 9113 §8.3.1: HTTP/2's :authority stands for Host (a Host beside it must agree).
+      case ':authority': f.host = value; break;
+      case 'host': if (f.host === null) f.host = value; break;
       default: break;
     }
   }

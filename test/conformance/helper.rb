@@ -10,10 +10,18 @@
 # of the tests' throw-away CA (test/support/test_certificates.rb, made at run time), and every
 # client (#connect, #open_ws) speaks TLS and verifies that certificate. Over TLS the gaps are
 # KNOWN_GAPS and KNOWN_GAPS_OVER_TLS together.
+#
+# With UP_H2=1 the tests speak HTTP/2 to the same servers (h2c by prior knowledge, or h2 by
+# ALPN with UP_TLS=1): #connect gives a test/support/h2_request_socket.rb, to which a test
+# writes its requests as HTTP/1.1 bytes and from which #read_response gives each stream's
+# response, so the tests of HTTP semantics run as they are over either protocol. The tests
+# that are HTTP/1 by nature are HTTP1_ONLY (known_gaps.rb) and the files H2_NOT_RUN
+# (runtimes.rb), each with its reason; over HTTP/2 the gaps are KNOWN_GAPS_OVER_H2 alone.
 require "minitest/autorun"
 require "fileutils"
 require "tmpdir"
 require_relative "../support/cli_process"
+require_relative "../support/h2_request_socket"
 require_relative "../support/http_client"
 require_relative "../support/test_certificates"
 require_relative "../support/test_timeout"
@@ -30,23 +38,25 @@ module Conformance
   APPS = File.join(__dir__, "apps")
   TLS = ENV["UP_TLS"] == "1"
   abort "UP_TLS=1: #{RUNTIME} has no TLS (runtimes.rb: #{TLS_NOT_BUILT[RUNTIME]})" if TLS && TLS_NOT_BUILT.key?(RUNTIME)
+  H2 = ENV["UP_H2"] == "1"
+  # The run's name in the summaries: the runtime, and how it is spoken to.
+  HERE = "#{RUNTIME}#{" over TLS" if TLS}#{" over HTTP/2" if H2}"
   # up_node compiles each app once into this run's own cache (XDG_CACHE_HOME), so the suite
   # never reuses a bundle from an older checkout.
   CACHE = Dir.mktmpdir("up-conformance-cache")
   Minitest.after_run { FileUtils.rm_rf(CACHE) }
 
-  # Known gaps that failed as expected, and tests not run here (NOT_RUN_OVER_TLS),
-  # "Class#test" => reason, for the summary at exit.
+  # Known gaps that failed as expected, and tests not run here (NOT_RUN_OVER_TLS,
+  # HTTP1_ONLY), "Class#test" => reason, for the summary at exit.
   EXPECTED_FAILURES = {}
   NOT_RUN = {}
   Minitest.after_run do
-    here = "#{RUNTIME}#{" over TLS" if TLS}"
     unless EXPECTED_FAILURES.empty?
-      puts "\n#{here}: known gaps that failed as expected (test/conformance/known_gaps.rb): #{EXPECTED_FAILURES.size}"
+      puts "\n#{HERE}: known gaps that failed as expected (test/conformance/known_gaps.rb): #{EXPECTED_FAILURES.size}"
       EXPECTED_FAILURES.sort.each { |test, reason| puts "  #{test}: #{reason}" }
     end
     unless NOT_RUN.empty?
-      puts "\n#{here}: tests not run (test/conformance/known_gaps.rb, NOT_RUN_OVER_TLS): #{NOT_RUN.size}"
+      puts "\n#{HERE}: tests not run (test/conformance/known_gaps.rb, NOT_RUN_OVER_TLS, HTTP1_ONLY): #{NOT_RUN.size}"
       NOT_RUN.sort.each { |test, reason| puts "  #{test}: #{reason}" }
     end
   end
@@ -73,10 +83,20 @@ module Conformance
     TestCertificates.ca.client_context if TLS
   end
 
-  # The gaps of this run: the runtime's KNOWN_GAPS, and over TLS its KNOWN_GAPS_OVER_TLS too.
+  # The gaps of this run: the runtime's KNOWN_GAPS, and over TLS its KNOWN_GAPS_OVER_TLS too;
+  # over HTTP/2 its KNOWN_GAPS_OVER_H2 alone (and "RUNTIME over TLS" there over TLS).
   def self.known_gaps
+    if H2
+      gaps = KNOWN_GAPS_OVER_H2.fetch(RUNTIME, {})
+      return TLS ? gaps.merge(KNOWN_GAPS_OVER_H2.fetch("#{RUNTIME} over TLS", {})) : gaps
+    end
     gaps = KNOWN_GAPS.fetch(RUNTIME, {})
     TLS ? gaps.merge(KNOWN_GAPS_OVER_TLS.fetch(RUNTIME, {})) : gaps
+  end
+
+  # Why test ("Class#name") is not run here, or nil.
+  def self.not_run(test)
+    (TLS && NOT_RUN_OVER_TLS.fetch(RUNTIME, {})[test]) || (H2 && HTTP1_ONLY[test] && "HTTP/1 only: #{HTTP1_ONLY[test]}")
   end
 
   # Runs the runtime's command to its end (in chdir); returns [Process::Status, output].
@@ -133,9 +153,14 @@ class ConformanceTest < Minitest::Test
     Conformance::RUNTIME
   end
 
-  # A connection to port, over TLS with UP_TLS=1 (its certificate verified for localhost);
-  # closed in teardown. HTTPClient's helpers send through it.
+  # A connection to port, over TLS with UP_TLS=1 (its certificate verified for localhost),
+  # an H2RequestSocket with UP_H2=1; closed in teardown. HTTPClient's helpers send through it.
   def connect(port = @port)
+    if Conformance::H2
+      h2 = H2RequestSocket.new(port, context: Conformance.client_context)
+      (@sockets ||= []) << h2
+      return h2
+    end
     return super unless Conformance::TLS
 
     ssl = TLSClientSocket.open(port, Conformance.client_context)
@@ -143,10 +168,19 @@ class ConformanceTest < Minitest::Test
     ssl
   end
 
+  # Over HTTP/2: the next response to a request written to sock, as over HTTP/1.1 (head: true
+  # has no use there: a HEAD's response has no DATA, and any that came is in its body).
+  def read_response(sock, head: false)
+    sock.is_a?(H2RequestSocket) ? sock.read_response : super
+  end
+
+  # Over HTTP/2: true when the server ended the connection (GOAWAY, or a close) within
+  # timeout seconds.
   # Over TLS: true when the server ended the connection within timeout seconds, with its
   # close_notify (RFC 8446 §6.1) or a reset, before any more data. Records without data (TLS
   # 1.3 session tickets) are read past; an end without close_notify raises (a truncation).
   def closed_by_server?(sock, timeout: 5)
+    return sock.ended_by_server?(timeout: timeout) if sock.is_a?(H2RequestSocket)
     return super unless sock.is_a?(TLSClientSocket)
 
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
@@ -164,6 +198,12 @@ class ConformanceTest < Minitest::Test
   # A WebSocket to port (ws://, or wss:// with UP_TLS=1); WSClient.open's options.
   def open_websocket(port = @port, **options)
     WSClient.open(port, tls: Conformance.client_context, **options)
+  end
+
+  # Whether this run speaks HTTP/2 (UP_H2=1): the few assertions about HTTP/1.1's own wire (a
+  # reason phrase, chunked framing, the close that follows a refusal) take their HTTP/2 form.
+  def http2?
+    Conformance::H2
   end
 
   # The scheme and default port of the run's servers.
@@ -202,12 +242,26 @@ class ConformanceTest < Minitest::Test
     super
   end
 
-  # apps/responses.ru's count of closed bodies.
-  def closed_count
-    Integer(get("/closed").body)
+  # This test's own name for what it causes in a shared server, unique in the run: a test
+  # waits for events of its own tag only, since an earlier test's connection may still cause
+  # one (an on_close, a body's close) after that test has gone.
+  def own_tag
+    @own_tag ||= "#{name}-#{rand(1 << 30)}"
   end
 
-  # Waits (5 s at most) for apps/responses.ru's count of closed bodies to reach count. A server
+  # headers with this test's x-test-tag, under which apps/responses.ru and apps/sendfile.ru
+  # count its closed bodies.
+  def tagged(headers = {})
+    headers.merge("x-test-tag" => own_tag)
+  end
+
+  # apps/responses.ru's (or sendfile.ru's) count of the closed bodies of this test's tagged
+  # requests.
+  def closed_count
+    Integer(get("/closed", headers: tagged).body)
+  end
+
+  # Waits (5 s at most) for the count of this test's closed bodies to reach count. A server
   # closes a body after sending its response, so the client may see the response first.
   def assert_closed_count_reaches(count)
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5
@@ -218,7 +272,7 @@ class ConformanceTest < Minitest::Test
   # A known gap of this runtime must fail: its failures become a pass noted at exit, and a pass
   # becomes a failure that says to remove the entry.
   def run
-    not_run = Conformance::TLS && Conformance::NOT_RUN_OVER_TLS.fetch(runtime, {})["#{self.class}##{name}"]
+    not_run = Conformance.not_run("#{self.class}##{name}")
     return not_run_here(not_run) if not_run
 
     reason = Conformance.known_gaps["#{self.class}##{name}"]
@@ -227,7 +281,7 @@ class ConformanceTest < Minitest::Test
     super
     real = failures.reject { |f| f.is_a?(Minitest::Skip) }
     if real.empty?
-      failures << Minitest::Assertion.new("#{self.class}##{name} passes on #{runtime}#{" over TLS" if Conformance::TLS}: " \
+      failures << Minitest::Assertion.new("#{self.class}##{name} passes on #{Conformance::HERE}: " \
                                           "remove it from test/conformance/known_gaps.rb (#{reason})")
     else
       failures.clear
@@ -236,11 +290,11 @@ class ConformanceTest < Minitest::Test
     Minitest::Result.from(self) # again: super's result was taken before the lines above
   end
 
-  # A test of NOT_RUN_OVER_TLS: reported as a skip that names the list, and at exit.
+  # A test of NOT_RUN_OVER_TLS or HTTP1_ONLY: reported as a skip that names the list, and at exit.
   def not_run_here(reason)
     Conformance::NOT_RUN["#{self.class}##{name}"] = reason
     self.time = 0
-    failures << Minitest::Skip.new("not run over TLS on #{runtime} (test/conformance/known_gaps.rb): #{reason}")
+    failures << Minitest::Skip.new("not run on #{Conformance::HERE} (test/conformance/known_gaps.rb): #{reason}")
     Minitest::Result.from(self)
   end
 end

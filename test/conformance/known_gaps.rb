@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "runtimes"
+require_relative "../support/invalid_requests"
 
 # Where a runtime behaves differently from what the conformance suite asserts: runtime =>
 # "TestClass#test_name" => why. Each listed test still runs and must still fail on that
@@ -86,6 +87,71 @@ module Conformance
     }
   }.freeze
 
+  # Where a runtime differs over HTTP/2 (UP_H2=1, helper.rb), as KNOWN_GAPS: runtime (or
+  # "RUNTIME over TLS" for h2 by ALPN alone) => "TestClass#test_name" => why. Over HTTP/2 these
+  # are the gaps, alone: those of the lists above are HTTP/1.1's (its request line, hijacking,
+  # WebSockets), and a gap that is the same over both protocols is listed in both.
+  NODE_HEADER_LIST = "Node's nghttp2 refuses a header list past SETTINGS_MAX_HEADER_LIST_SIZE (--max-head-size) " \
+                     "itself, with RST_STREAM ENHANCE_YOUR_CALM, before up_node sees the request: no 431 comes"
+  NODE_RESET_BEFORE_END = "up_node's refusal on a stream (server.js, rejectStream) resets it with NO_ERROR once " \
+                          "res.end's callback runs, and nghttp2 sends that RST_STREAM ahead of the empty DATA frame " \
+                          "with END_STREAM still queued: the client gets the head and body but never the end of the " \
+                          "response (RFC 9113 §8.1 asks for the whole response before the reset)"
+  KNOWN_GAPS_OVER_H2 = {
+    "up_ruby" => {},
+    "up_node" => {
+      "TestConformanceLimits#test_head_over_max_head_size_is_431" => NODE_HEADER_LIST,
+      "TestConformanceLimits#test_request_line_over_max_head_size_is_431" => NODE_HEADER_LIST,
+      "TestConformanceLimits#test_content_length_over_max_body_size_is_413_before_the_body_is_sent" => NODE_RESET_BEFORE_END,
+      "TestConformanceLimits#test_expect_continue_over_max_body_size_is_413_without_a_100" => NODE_RESET_BEFORE_END,
+      "TestConformanceLimits#test_chunked_body_growing_over_max_body_size_is_413" => NODE_RESET_BEFORE_END,
+      "TestConformanceTimeouts#test_a_body_that_stops_short_is_408" => NODE_RESET_BEFORE_END
+    },
+    "up" => {}
+  }.freeze
+
+  # Tests of HTTP/1.1 itself, not run over HTTP/2 (UP_H2=1) on any runtime: "TestClass#test_name"
+  # => what HTTP/2 has not. Reported at each run (ConformanceTest#run) and in docs/http2.md.
+  MALFORMED_HTTP1 = "a malformed HTTP/1.1 request (test/support/invalid_requests.rb): HTTP/2's malformed requests are " \
+                    "test/test_http2_cases.rb's"
+  HTTP1_0 = "an HTTP/1.0 request: HTTP/2 has one version, and ends a body with END_STREAM, never with the connection"
+  HTTP1_ONLY = {
+    "TestConformanceHTTP#test_each_body_on_http10_is_close_delimited" => HTTP1_0,
+    "TestConformanceHTTP#test_http10_closes_after_the_response" => HTTP1_0,
+    "TestConformanceHTTP#test_http10_keep_alive_is_honoured" => HTTP1_0,
+    "TestConformanceResponses#test_an_http_1_0_client_gets_no_early_hints" => HTTP1_0,
+    "TestConformanceRackEnv#test_env_for_http_1_0_without_host" => HTTP1_0,
+    "TestConformanceHTTP#test_empty_lines_before_the_request_line_are_ignored" =>
+      "empty lines before a request line (RFC 9112 §2.2): HTTP/2 has no request line",
+    "TestConformanceHTTP#test_status_lines_carry_rfc9110_reason_phrases" => "reason phrases: HTTP/2 has none (RFC 9113 §8.3.2)",
+    "TestConformanceHTTP#test_connection_close_request_closes_after_the_response" =>
+      "Connection: close: HTTP/2 forbids the field (RFC 9113 §8.2.2), and a connection ends with GOAWAY " \
+      "(test/test_http2_cases.rb)",
+    "TestConformanceHTTP#test_chunked_request_body_with_extensions_and_trailers_is_decoded" =>
+      "chunked framing and its extensions (RFC 9112 §7.1): HTTP/2 frames a body as DATA",
+    "TestConformanceHTTP#test_request_sent_one_byte_at_a_time_is_served" =>
+      "the HTTP/1.1 parser fed a byte at a time: HTTP/2 comes in frames (test/test_http2_cases.rb)",
+    "TestConformanceHTTP#test_client_half_close_still_gets_its_answers" =>
+      "a TCP half-close after pipelined requests: an HTTP/2 client ends each stream with END_STREAM instead",
+    "TestConformanceRackEnv#test_env_offers_full_and_partial_hijack" =>
+      "hijacking takes the connection, which an HTTP/2 stream does not own: rack.hijack? is false on a stream " \
+      "(docs/http2.md)",
+    "TestConformanceLimits#test_request_after_a_refused_one_on_the_same_connection_is_never_served" =>
+      "bytes behind a refused request on one HTTP/1.1 connection: HTTP/2 frames each request",
+    "TestConformanceLimits#test_request_after_one_refused_for_its_target_is_never_served" =>
+      "bytes behind a refused request on one HTTP/1.1 connection: HTTP/2 frames each request",
+    "TestConformanceLimits#test_cl_te_smuggling_attempt_reaches_nothing" =>
+      "Content-Length beside Transfer-Encoding (RFC 9112 §6.1): HTTP/2 frames each request, and forbids " \
+      "Transfer-Encoding",
+    "TestConformanceTimeouts#test_a_head_that_never_ends_is_408" =>
+      "a head left unfinished (slowloris) is HTTP/1.1's: an HTTP/2 header block comes in frames, and a connection " \
+      "that sends nothing is closed by --keepalive-timeout (test_an_idle_keep_alive_connection_is_closed_without_a_response)"
+  }.merge(
+    InvalidRequests::CASES.to_h do |name, (_, status)|
+      ["TestConformanceLimits#test_rejects_#{name.downcase.gsub(/[^a-z0-9]+/, "_")}_with_#{status}", MALFORMED_HTTP1]
+    end
+  ).freeze
+
   # The list of the gaps in docs/opal.md: a line per runtime, a bullet per test with its reason, then
   # a bullet per file of the suite not run on it (runtimes.rb, NOT_BUILT).
   def self.gaps_markdown
@@ -113,5 +179,20 @@ module Conformance
     lines.join + NOT_RUN_OVER_TLS.flat_map do |runtime, tests|
       tests.map { |test, reason| "- not run over TLS on `#{runtime}`: `#{test}`: #{reason}\n" }
     end.join + TLS_NOT_RUN.map { |file, reason| "- not run over TLS: `test/conformance/#{file}`: #{reason}\n" }.join
+  end
+
+  # The list of what differs over HTTP/2 in docs/http2.md: a line per runtime with its
+  # KNOWN_GAPS_OVER_H2, then the files (H2_NOT_RUN) and tests (HTTP1_ONLY) an HTTP/2 run
+  # leaves out.
+  def self.h2_gaps_markdown
+    lines = KNOWN_GAPS_OVER_H2.map do |runtime, gaps|
+      next "- `#{runtime}`: none\n" if gaps.empty?
+
+      "- `#{runtime}`:\n" + gaps.map { |test, reason| "  - `#{test}`: #{reason}\n" }.join
+    end
+    malformed, others = HTTP1_ONLY.partition { |_, reason| reason == MALFORMED_HTTP1 }
+    lines.join + H2_NOT_RUN.map { |file, reason| "- not run over HTTP/2: `test/conformance/#{file}`: #{reason}\n" }.join +
+      others.map { |test, reason| "- HTTP/1 only: `#{test}`: #{reason}\n" }.join +
+      "- HTTP/1 only: the #{malformed.size} `TestConformanceLimits#test_rejects_*` tests: #{MALFORMED_HTTP1}\n"
   end
 end

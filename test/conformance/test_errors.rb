@@ -21,7 +21,7 @@ class TestConformanceErrors < ConformanceTest
 
   def test_exception_in_each_before_anything_is_sent_is_a_500_and_the_body_is_closed
     before = closed_count
-    res = get("/raise_in_each")
+    res = get("/raise_in_each", headers: tagged)
     assert_equal 500, res.status
     refute_includes res.body, "never sent"
     assert_closed_count_reaches(before + 1)

@@ -10,7 +10,7 @@ class TestConformanceHTTP < ConformanceTest
 
   def test_get_is_answered_with_status_date_and_content_length
     res = get("/hello?x=1")
-    assert_equal [200, "OK"], [res.status, res.reason]
+    assert_equal [200, http2? ? "" : "OK"], [res.status, res.reason], "HTTP/2 has no reason phrase"
     assert_equal "GET /hello?x=1 ", res.body
     assert_equal res.body.bytesize.to_s, res["content-length"]
     assert_match(/\A\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT\z/, res["date"])
@@ -51,9 +51,10 @@ class TestConformanceHTTP < ConformanceTest
     assert_nil res["transfer-encoding"]
   end
 
+  # Over HTTP/2, DATA frames until END_STREAM, with no field for the framing (RFC 9113 §8.2.2).
   def test_each_body_of_unknown_length_is_chunked
     res = get("/each")
-    assert_equal "chunked", res["transfer-encoding"]
+    assert_equal http2? ? nil : "chunked", res["transfer-encoding"]
     assert_nil res["content-length"]
     assert_equal "onetwothree", res.body
   end
@@ -141,8 +142,9 @@ class TestConformanceHTTP < ConformanceTest
   def test_expect_100_continue_gets_an_interim_response_before_the_body
     sock = connect
     sock.write("POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
-    assert_equal "HTTP/1.1 100 Continue\r\n", sock.gets("\r\n")
-    assert_equal "\r\n", sock.gets("\r\n")
+    interim = read_response(sock)
+    assert_equal 100, interim.status
+    assert_equal "HTTP/1.1 100 Continue\r\n\r\n", interim.raw unless http2?
     sock.write("hello")
     assert_equal "POST /e? hello", read_response(sock).body
   end

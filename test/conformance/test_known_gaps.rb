@@ -3,16 +3,19 @@
 # known_gaps.rb stays honest: every entry names a runtime of runtimes.rb and a test of the
 # suite, so a renamed test cannot leave a stale entry behind, and docs/opal.md and docs/tls.md list them all.
 require_relative "helper"
-# Every file of the suite, to know its tests; those not built on this runtime only when it is
-# another (requiring a file runs its tests).
+# Every file of the suite this run runs, to know its tests (requiring a file runs its tests):
+# not those not built on this runtime, nor those left out over TLS or HTTP/2 when this run is.
 Dir[File.join(__dir__, "test_*.rb")].each do |file|
-  require file if Conformance.files_for(Conformance::RUNTIME, [file]).any?
+  require file if Conformance.files_for(Conformance::RUNTIME, [file], tls: Conformance::TLS, h2: Conformance::H2).any?
 end
 
 class TestConformanceKnownGaps < Minitest::Test
   def test_every_known_gap_names_a_runtime_and_a_test_and_gives_a_reason
-    Conformance::KNOWN_GAPS.merge(Conformance::KNOWN_GAPS_OVER_TLS) { |_, plain, tls| plain.merge(tls) }.each do |runtime, gaps|
-      assert_includes Conformance::RUNTIMES.keys, runtime
+    all = [Conformance::KNOWN_GAPS_OVER_TLS, Conformance::KNOWN_GAPS_OVER_H2].reduce(Conformance::KNOWN_GAPS) do |gaps, more|
+      gaps.merge(more) { |_, these, those| these.merge(those) }
+    end
+    all.each do |runtime, gaps|
+      assert_includes Conformance::RUNTIMES.keys, runtime.delete_suffix(" over TLS")
       gaps.each do |test, reason|
         klass, method = test.split("#", 2)
         if Object.const_defined?(klass)
@@ -50,6 +53,22 @@ class TestConformanceKnownGaps < Minitest::Test
     end
   end
 
+  def test_every_test_and_file_left_out_over_http2_is_of_the_suite
+    Conformance::HTTP1_ONLY.each do |test, reason|
+      klass, method = test.split("#", 2)
+      if Object.const_defined?(klass)
+        assert Object.const_get(klass).method_defined?(method), "known_gaps.rb: #{test} (HTTP/1 only) is not a test of the suite"
+      else
+        assert not_loaded_here(klass), "known_gaps.rb: #{test} (HTTP/1 only): no class #{klass} in the suite"
+      end
+      refute_empty reason.to_s.strip, "#{test} has no reason"
+    end
+    Conformance::H2_NOT_RUN.each do |file, reason|
+      assert File.file?(File.join(__dir__, file)), "runtimes.rb: #{file} (HTTP/2) is not a file of the suite"
+      refute_empty reason.to_s.strip, "#{file} has no reason"
+    end
+  end
+
   def test_every_runtime_and_file_left_out_over_tls_is_of_the_suite
     Conformance::TLS_NOT_BUILT.each do |runtime, reason|
       assert_includes Conformance::RUNTIMES.keys, runtime
@@ -61,10 +80,12 @@ class TestConformanceKnownGaps < Minitest::Test
     end
   end
 
-  # Whether a file of the suite that this runtime does not load (NOT_BUILT) defines klass.
+  # Whether a file of the suite that this run does not load (NOT_BUILT on this runtime, or left
+  # out over TLS or HTTP/2) defines klass.
   def not_loaded_here(klass)
-    Conformance::NOT_BUILT.fetch(Conformance::RUNTIME, {}).keys.any? do |file|
-      File.read(File.join(__dir__, file)).match?(/^class #{klass}\b/)
+    files = Dir[File.join(__dir__, "test_*.rb")]
+    (files - Conformance.files_for(Conformance::RUNTIME, files, tls: Conformance::TLS, h2: Conformance::H2)).any? do |file|
+      File.read(file).match?(/^class #{klass}\b/)
     end
   end
 
@@ -75,5 +96,8 @@ class TestConformanceKnownGaps < Minitest::Test
     tls = File.read(File.join(Conformance::ROOT, "docs", "tls.md"))
     assert_includes tls, Conformance.tls_gaps_markdown,
                     "run rake test:conformance:gaps and paste its TLS part in docs/tls.md"
+    http2 = File.read(File.join(Conformance::ROOT, "docs", "http2.md"))
+    assert_includes http2, Conformance.h2_gaps_markdown,
+                    "run rake test:conformance:gaps and paste its HTTP/2 part in docs/http2.md"
   end
 end

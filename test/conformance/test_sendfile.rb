@@ -165,9 +165,11 @@ class TestConformanceSendfile < ConformanceTest
 
   def test_every_body_is_closed
     before = closed_count
-    %w[/sendfile /to_path /field /rack2_field].each { |route| assert_equal 200, get("#{route}?#{HELLO}").status, route }
-    assert_equal 304, get("/sendfile?#{HELLO}", headers: { "If-None-Match" => engine_etag(HELLO) }).status
-    assert_equal 200, head("/to_path?#{HELLO}").status
+    %w[/sendfile /to_path /field /rack2_field].each do |route|
+      assert_equal 200, get("#{route}?#{HELLO}", headers: tagged).status, route
+    end
+    assert_equal 304, get("/sendfile?#{HELLO}", headers: tagged("If-None-Match" => engine_etag(HELLO))).status
+    assert_equal 200, head("/to_path?#{HELLO}", headers: tagged).status
     assert_closed_count_reaches(before + 6)
   end
 end

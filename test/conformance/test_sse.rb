@@ -49,9 +49,8 @@ class TestConformanceSSE < ConformanceTest
 
   # Opens an event stream to path, its Last-Event-ID the test's own tag.
   def stream(path)
-    @tag = "#{name}-#{rand(1 << 30)}"
     sock = connect
-    sock.write("GET #{path} HTTP/1.1\r\nHost: h\r\nAccept: text/event-stream\r\nLast-Event-ID: #{@tag}\r\n\r\n")
+    sock.write("GET #{path} HTTP/1.1\r\nHost: h\r\nAccept: text/event-stream\r\nLast-Event-ID: #{own_tag}\r\n\r\n")
     Stream.new(sock)
   end
 
@@ -60,7 +59,7 @@ class TestConformanceSSE < ConformanceTest
     lines = []
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5
     while lines.size < count && Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
-      lines.concat(get("/events").body.split("\n").select { |l| l.end_with?(" #{@tag}") }.map { |l| l.delete_suffix(" #{@tag}") })
+      lines.concat(get("/events").body.split("\n").select { |l| l.end_with?(" #{own_tag}") }.map { |l| l.delete_suffix(" #{own_tag}") })
       sleep 0.02 if lines.size < count
     end
     lines

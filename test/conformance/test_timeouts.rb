@@ -9,10 +9,11 @@ require_relative "helper"
 class TestConformanceTimeouts < ConformanceTest
   serve "http.ru", "--head-timeout", "1", "--body-timeout", "1", "--keepalive-timeout", "1"
 
+  # Over HTTP/2 the 408 ends its stream only (docs/http2.md, "Limits").
   def assert_timed_out(sock)
     res = read_response(sock)
     assert_equal 408, res&.status, res&.raw
-    assert closed_by_server?(sock)
+    assert closed_by_server?(sock) unless http2?
   end
 
   def test_a_head_that_never_ends_is_408

@@ -6,8 +6,10 @@
 # pending was seen, on_shutdown then 1001 on a stop, on_close last), the client's methods
 # (write's text and binary, close, open?, pending, handler=, timeout=), and a callback that
 # raises or blocks. Over real sockets with the raw client of test/support/ws_client.rb against
-# apps/websocket.ru, which reports its callbacks to an /observe WebSocket. The frame-level
-# rules and close codes are test_websocket_protocol.rb's.
+# apps/websocket.ru, which reports its callbacks to an /observe WebSocket of the same tag: each
+# test tags its connections with its own name, so it hears only its own events, never one that
+# an earlier test's connection causes late. The frame-level rules and close codes are
+# test_websocket_protocol.rb's.
 require_relative "helper"
 require_relative "../support/ws_client"
 require "json"
@@ -18,8 +20,9 @@ class TestConformanceWebSocket < ConformanceTest
   HANDSHAKE = "GET %s HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" \
               "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
 
+  # A WebSocket to path, its query string this test's tag (apps/websocket.ru).
   def open_ws(path, **options)
-    ws = open_websocket(path: path, **options)
+    ws = open_websocket(path: "#{path}?#{own_tag}", **options)
     (@websockets ||= []) << ws
     ws
   end
@@ -29,7 +32,8 @@ class TestConformanceWebSocket < ConformanceTest
     super
   end
 
-  # An /observe connection; #event reads what it is told next.
+  # An /observe connection, which hears this test's connections only; #event reads what it is
+  # told next.
   def observe
     @observer = open_ws("/observe")
   end
@@ -115,7 +119,7 @@ class TestConformanceWebSocket < ConformanceTest
   def test_a_status_of_300_or_more_refuses_the_upgrade
     observe
     sock = connect
-    sock.write(format(HANDSHAKE, "/refuse"))
+    sock.write(format(HANDSHAKE, "/refuse?#{own_tag}"))
     res = read_response(sock)
     assert_equal [403, "never sent"], [res.status, res.body], "the app's response, as it is"
     ws = open_ws("/echo")
@@ -133,6 +137,19 @@ class TestConformanceWebSocket < ConformanceTest
     assert_equal [1, "é"], [frame.opcode, frame.payload.force_encoding("UTF-8")], "other encodings go as UTF-8 text"
     frame = ws.read_message
     assert_equal [1, "é".b], [frame.opcode, frame.payload], "bytes tagged UTF-8 go as they are"
+  end
+
+  # What another connection does while this test observes (here another test's, opened and
+  # dropped as a test's teardown drops its connections) is told to that connection's observers
+  # only: the events this test waits for are its own, in order.
+  def test_an_observer_hears_only_the_connections_of_its_own_test
+    observe
+    other = open_websocket(path: "/echo?another-test")
+    other.text("not yours")
+    assert_equal "not yours", other.read_message.payload
+    other.close_socket
+    open_ws("/types")
+    assert_equal ["number", "TypeError"], event
   end
 
   def test_write_refuses_text_that_is_not_utf8

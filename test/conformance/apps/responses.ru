@@ -1,7 +1,9 @@
 # frozen_string_literal: true
 
 # The app of the response and error tests: one body kind per path (/array, /each, /call,
-# /to_path?FILE, /proxy), how many bodies were closed (/closed), Array header values
+# /to_path?FILE, /proxy), how many bodies were closed (/closed: those of the requests whose
+# x-test-tag was the same, so that a test counts its own bodies, not one an earlier test's
+# request closes late), Array header values
 # (/cookies), early hints (/hints, /hints_without_link), exceptions (/raise, /raise_in_each), and under /invalid/
 # responses that break the SPEC, which the server must answer with a 500. Runs unmodified on
 # MRI and on Opal, under Rack::Lint where the runtime can load it (but /invalid/, which Lint
@@ -9,17 +11,23 @@
 require "rack/body_proxy"
 require "rack/lint"
 
-# Counts the bodies the server closed, for /closed to report.
-class ClosedCount
-  @count = 0
-  class << self
-    attr_accessor :count
+# Counts the bodies the server closed by the x-test-tag of their requests, for /closed.
+module ClosedCount
+  @counts = Hash.new(0)
+
+  def self.closed(env)
+    @counts[env["HTTP_X_TEST_TAG"]] += 1
+  end
+
+  def self.of(env)
+    @counts[env["HTTP_X_TEST_TAG"]]
   end
 end
 
 # An each body that records its close.
 class EachBody
-  def initialize(parts, raise_in_each: false)
+  def initialize(env, parts, raise_in_each: false)
+    @env = env
     @parts = parts
     @raise_in_each = raise_in_each
   end
@@ -31,14 +39,14 @@ class EachBody
   end
 
   def close
-    ClosedCount.count += 1
+    ClosedCount.closed(@env)
   end
 end
 
 # A body served from a file: the server may send the file (to_path) or call each.
 class FileBody < EachBody
-  def initialize(path)
-    super([])
+  def initialize(env, path)
+    super(env, [])
     @path = path
   end
 
@@ -68,7 +76,7 @@ INVALID = {
 app = lambda do |env|
   case env["PATH_INFO"]
   when "/array" then [200, text, ["ab", "cd", ""]]
-  when "/each" then [200, text, EachBody.new(["one ", "", "two"])]
+  when "/each" then [200, text, EachBody.new(env, ["one ", "", "two"])]
   when "/call"
     [200, text, lambda { |stream|
       stream.write("hello ")
@@ -76,9 +84,9 @@ app = lambda do |env|
       stream.write("world")
       stream.close
     }]
-  when "/to_path" then [200, text, FileBody.new(env["QUERY_STRING"])]
-  when "/proxy" then [200, text, Rack::BodyProxy.new(["proxied"]) { ClosedCount.count += 1 }]
-  when "/closed" then [200, text, [ClosedCount.count.to_s]]
+  when "/to_path" then [200, text, FileBody.new(env, env["QUERY_STRING"])]
+  when "/proxy" then [200, text, Rack::BodyProxy.new(["proxied"]) { ClosedCount.closed(env) }]
+  when "/closed" then [200, text, [ClosedCount.of(env).to_s]]
   when "/cookies" then [200, { "set-cookie" => ["a=1; path=/", "b=2"], "x-multi" => %w[one two] }, ["ok"]]
   when "/hints"
     env["rack.early_hints"].call({ "link" => ["</a.css>; rel=preload", "</b.js>; rel=preload"] })
@@ -87,7 +95,7 @@ app = lambda do |env|
     env["rack.early_hints"].call({ "x-hint" => "a" })
     [200, text, ["after hints"]]
   when "/raise" then raise ArgumentError, "kaboom from the app"
-  when "/raise_in_each" then [200, text, EachBody.new(["never sent"], raise_in_each: true)]
+  when "/raise_in_each" then [200, text, EachBody.new(env, ["never sent"], raise_in_each: true)]
   else [404, text, ["not found"]]
   end
 end

@@ -6,22 +6,29 @@
 # /field: an x-sendfile field the app sets itself, with its own content-type; /rack2_field: the
 # same field spelled X-Sendfile, as a Rack 2 app sends it; /no_content: that field on a 204;
 # /status/CODE: the app's own status;
-# /validators: the app's own etag and last-modified; /closed: how many bodies were closed;
+# /validators: the app's own etag and last-modified; /closed: how many bodies of requests with
+# the same x-test-tag were closed (a test counts its own);
 # /env: the env's sendfile.type. Runs unmodified on MRI and on Opal.
 require "rack/body_proxy"
 require "rack/sendfile"
 
-# Counts the bodies the server closed, for /closed to report.
-class ClosedCount
-  @count = 0
-  class << self
-    attr_accessor :count
+# Counts the bodies the server closed by the x-test-tag of their requests, for /closed.
+module ClosedCount
+  @counts = Hash.new(0)
+
+  def self.closed(env)
+    @counts[env["HTTP_X_TEST_TAG"]] += 1
+  end
+
+  def self.of(env)
+    @counts[env["HTTP_X_TEST_TAG"]]
   end
 end
 
 # A body served from a file: the server is to send the file; each is there for the SPEC.
 class FileBody
-  def initialize(path)
+  def initialize(env, path)
+    @env = env
     @path = path
   end
 
@@ -34,17 +41,17 @@ class FileBody
   end
 
   def close
-    ClosedCount.count += 1
+    ClosedCount.closed(@env)
   end
 end
 
 TYPE = "application/x-up-test"
 
-def closing(fields)
-  [200, fields, Rack::BodyProxy.new([]) { ClosedCount.count += 1 }]
+def closing(env, fields)
+  [200, fields, Rack::BodyProxy.new([]) { ClosedCount.closed(env) }]
 end
 
-file_app = ->(env) { [200, { "content-type" => TYPE }, FileBody.new(env["QUERY_STRING"])] }
+file_app = ->(env) { [200, { "content-type" => TYPE }, FileBody.new(env, env["QUERY_STRING"])] }
 sendfile = Rack::Sendfile.new(file_app)
 
 run(lambda do |env|
@@ -52,13 +59,13 @@ run(lambda do |env|
   case env["PATH_INFO"]
   when "/sendfile" then sendfile.call(env)
   when "/to_path" then file_app.call(env)
-  when "/field" then closing({ "x-sendfile" => path, "content-type" => TYPE })
-  when "/rack2_field" then closing({ "X-Sendfile" => path, "content-type" => TYPE })
+  when "/field" then closing(env, { "x-sendfile" => path, "content-type" => TYPE })
+  when "/rack2_field" then closing(env, { "X-Sendfile" => path, "content-type" => TYPE })
   when "/no_content" then [204, { "X-Sendfile" => path }, []]
-  when %r{\A/status/(\d+)\z} then [Integer(Regexp.last_match(1)), { "content-type" => "text/plain" }, FileBody.new(path)]
+  when %r{\A/status/(\d+)\z} then [Integer(Regexp.last_match(1)), { "content-type" => "text/plain" }, FileBody.new(env, path)]
   when "/validators"
-    closing({ "x-sendfile" => path, "etag" => '"app-tag"', "last-modified" => "Sun, 06 Nov 1994 08:49:37 GMT" })
-  when "/closed" then [200, { "content-type" => "text/plain" }, [ClosedCount.count.to_s]]
+    closing(env, { "x-sendfile" => path, "etag" => '"app-tag"', "last-modified" => "Sun, 06 Nov 1994 08:49:37 GMT" })
+  when "/closed" then [200, { "content-type" => "text/plain" }, [ClosedCount.of(env).to_s]]
   when "/env" then [200, { "content-type" => "text/plain" }, [env["sendfile.type"].to_s]]
   else [404, { "content-type" => "text/plain" }, ["no route\n"]]
   end

@@ -4,24 +4,31 @@
 # one handler per path, each doing one thing the suite checks. What happens inside the server
 # is reported to the test by the app itself: a WebSocket to /observe receives every event of
 # the others as a JSON array, so no test reads a server's internals and every runtime is
-# checked the same way. Not under Rack::Lint: an upgrade's response is no response the SPEC
+# checked the same way. Every connection names its test in its query string (its tag): an
+# observer hears only the connections of its own tag, so an event a test's connection causes
+# late (an on_close after the test has gone) never reaches the next test's observer. Not under Rack::Lint: an upgrade's response is no response the SPEC
 # describes (its body is never sent, its status may be 0).
 require "json"
 
-# The /observe connections, and what the handlers tell them.
+# The /observe connections by tag, and what the handlers tell them.
 module Events
-  @observers = []
+  @observers = {}
+
+  def self.tag(client)
+    client.env["QUERY_STRING"].to_s
+  end
 
   def self.add(client)
-    @observers << client
+    (@observers[tag(client)] ||= []) << client
   end
 
   def self.remove(client)
-    @observers.delete(client)
+    @observers.fetch(tag(client), []).delete(client)
   end
 
-  def self.emit(*event)
-    @observers.each { |observer| observer.write(JSON.generate(event)) }
+  # Tells the observers of client's tag.
+  def self.emit(client, *event)
+    @observers.fetch(tag(client), []).each { |observer| observer.write(JSON.generate(event)) }
   end
 
   # A message's bytes as hex and its encoding, so that binary data fits in JSON.
@@ -44,25 +51,25 @@ end
 # /echo: every callback reported, every message echoed; a stop gets a goodbye.
 class Recorder
   def on_open(client)
-    Events.emit("open", client.protocol.to_s, client.open?, client.pubsub?)
+    Events.emit(client, "open", client.protocol.to_s, client.open?, client.pubsub?)
   end
 
   def on_message(client, data)
-    Events.emit("message", *Events.describe(data))
+    Events.emit(client, "message", *Events.describe(data))
     client.write(data)
   end
 
-  def on_drained(_client)
-    Events.emit("drained")
+  def on_drained(client)
+    Events.emit(client, "drained")
   end
 
   def on_shutdown(client)
-    Events.emit("shutdown")
+    Events.emit(client, "shutdown")
     client.write("goodbye")
   end
 
   def on_close(client)
-    Events.emit("close", client.open?)
+    Events.emit(client, "close", client.open?)
   end
 end
 
@@ -70,11 +77,11 @@ end
 class Types
   def on_open(client)
     if client.env["PATH_INFO"] == "/bad_utf8"
-      Events.emit("bad utf-8", attempt { client.write([0xff].pack("C").force_encoding("UTF-8")) })
+      Events.emit(client, "bad utf-8", attempt { client.write([0xff].pack("C").force_encoding("UTF-8")) })
     else
-      Events.emit("number", attempt { client.write(42) })
-      Events.emit("latin-1", attempt { client.write("é".encode("ISO-8859-1")) })
-      Events.emit("utf-8 bytes", attempt { client.write([0xc3, 0xa9].pack("C*").force_encoding("UTF-8")) })
+      Events.emit(client, "number", attempt { client.write(42) })
+      Events.emit(client, "latin-1", attempt { client.write("é".encode("ISO-8859-1")) })
+      Events.emit(client, "utf-8 bytes", attempt { client.write([0xc3, 0xa9].pack("C*").force_encoding("UTF-8")) })
     end
   end
 
@@ -90,11 +97,11 @@ class Closer
   def on_message(client, _data)
     client.write("last")
     client.close
-    Events.emit("after close", client.write("late"), client.open?, client.pending)
+    Events.emit(client, "after close", client.write("late"), client.open?, client.pending)
   end
 
   def on_close(client)
-    Events.emit("closed", client.open?, client.write("x"), client.pending)
+    Events.emit(client, "closed", client.open?, client.write("x"), client.pending)
   end
 end
 
@@ -113,11 +120,11 @@ class Pending
 
   def on_open(client)
     8.times { client.write(CHUNK) }
-    Events.emit("pending", client.pending.positive?)
+    Events.emit(client, "pending", client.pending.positive?)
   end
 
   def on_drained(client)
-    Events.emit("drained", client.pending)
+    Events.emit(client, "drained", client.pending)
   end
 end
 
@@ -127,8 +134,8 @@ class Swapper
     client.handler = Recorder.new
   end
 
-  def on_close(_client)
-    Events.emit("first closed")
+  def on_close(client)
+    Events.emit(client, "first closed")
   end
 end
 
@@ -137,7 +144,7 @@ class Pinger
   def on_open(client)
     before = client.timeout
     client.timeout = 1
-    Events.emit("timeout", format("%.1f", before), format("%.1f", client.timeout))
+    Events.emit(client, "timeout", format("%.1f", before), format("%.1f", client.timeout))
   end
 end
 

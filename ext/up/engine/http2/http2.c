@@ -514,9 +514,12 @@ static int stream_rollback(up_exchange_t *ex)
     if (!res->started)
         return 1;
     pthread_mutex_lock(&s->lock);
-    int undoable = !st->head_ready && !st->submitted;
+    /* Undoable until the loop has handed the head to nghttp2, as an HTTP/1.1 head is until it
+     * is posted: an each that raises before its first part is still a 500. */
+    int undoable = !st->submitted;
     if (undoable) {
         st->out_fields.len = st->out_fields.n = 0;
+        st->head_ready = st->body_done = 0;
         up_outq_clear(&st->out, &ex->conn->server->pool);
     } else {
         st->aborted = 1;
@@ -892,6 +895,9 @@ static void build_head(stream_t *st)
         }
     }
     st->res.head_only = head->method.len == 4 && memcmp(head->method.base, "HEAD", 4) == 0;
+    /* A body that no content-length announced (its DATA frames framed it) is told to the app
+     * by the bindings as a chunked HTTP/1.1 body is: CONTENT_LENGTH is its length. */
+    head->chunked = head->content_length < 0 && st->req.body.len > 0;
 }
 
 /* A GET that HTTP/1 would offer the app as an event stream (rack.upgrade? :sse): EventSource's
@@ -1017,6 +1023,20 @@ static int64_t declared_length(const stream_t *st)
     return -1;
 }
 
+/* Whether the request holds its body back until a 100 (Continue) asks for it (RFC 9110
+ * §10.1.1). */
+static int expects_continue(const stream_t *st)
+{
+    for (size_t i = 0; i < st->in.n; i++) {
+        up_slice_t name = field_name(&st->in, i);
+        if (UP_LOWER_EQ(name.base, name.len, "expect")) {
+            up_slice_t v = field_value(&st->in, i);
+            return UP_LOWER_EQ(v.base, v.len, "100-continue");
+        }
+    }
+    return 0;
+}
+
 /* Whether frame is a client's SETTINGS that changes SETTINGS_INITIAL_WINDOW_SIZE. */
 static int changes_initial_window(const nghttp2_frame *frame)
 {
@@ -1091,6 +1111,10 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *frame, void *
         if (max > 0 && declared > 0 && (uint64_t)declared > max) {
             answer_now(s, st, 413, content_too_large_reason);
             return 0;
+        }
+        if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) && expects_continue(st)) {
+            fields_t none = {0};
+            submit_head(s, st, 100, &none, NULL, 1);
         }
     }
     if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
