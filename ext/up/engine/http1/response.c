@@ -521,8 +521,10 @@ void up_exchange_return(up_exchange_t *ex)
 
 void up_exchange_return_here(up_exchange_t *ex)
 {
-    if (ex->ops != NULL)
-        ex->ops->give_back(ex); /* the caller takes the loop's mail next, which writes it */
+    if (ex->ops != NULL && ex->ops->give_back_here != NULL)
+        ex->ops->give_back_here(ex); /* the caller takes the loop's mail next, which writes it */
+    else if (ex->ops != NULL)
+        ex->ops->give_back(ex);
     else
         up_conn_lent_return_here(ex->conn);
 }

@@ -546,7 +546,9 @@ static int stream_post(up_exchange_t *ex)
     return gone ? -1 : 0;
 }
 
-static void stream_give_back(up_exchange_t *ex)
+/* Returns st to the loop; here: the caller runs the loop and takes its mail next, so the
+ * notice costs no wake-up (one per stream, a write to the loop's eventfd, otherwise). */
+static void give_back(up_exchange_t *ex, int here)
 {
     stream_t *st = stream_of(ex);
     session_t *s = st->session;
@@ -562,9 +564,22 @@ static void stream_give_back(up_exchange_t *ex)
         stream_free(st);
         up_conn_release(conn);
     } else if (tell) {
-        up_conn_any_notify(conn);
+        if (here)
+            up_conn_loop_notify(conn);
+        else
+            up_conn_any_notify(conn);
     }
     up_conn_release(conn);
+}
+
+static void stream_give_back(up_exchange_t *ex)
+{
+    give_back(ex, 0);
+}
+
+static void stream_give_back_here(up_exchange_t *ex)
+{
+    give_back(ex, 1);
 }
 
 /* Back-pressure per stream: a producer waits for its own stream's body to be framed, which
@@ -614,6 +629,7 @@ static const up_exchange_ops_t stream_ops = {
     .rollback = stream_rollback,
     .post = stream_post,
     .give_back = stream_give_back,
+    .give_back_here = stream_give_back_here,
     .backlog = stream_backlog,
     .wait_backlog = stream_wait_backlog,
     .cancel_waits = stream_cancel_waits,
