@@ -10,7 +10,10 @@
 require_relative "helper"
 require_relative "support/cli_process"
 require_relative "support/prometheus_text"
+require_relative "support/redis_server"
+require "fileutils"
 require "net/http"
+require "tmpdir"
 
 class TestLoopPlacement < Minitest::Test
   include UpTestHelpers
@@ -83,10 +86,10 @@ class TestLoopPlacement < Minitest::Test
     end
   end
 
-  def start(*args, behaviour: "compute")
+  def start(*args, behaviour: "compute", env: {})
     @server = CLIProcess.new("-b", "127.0.0.1", "-p", "0", "-w", "1", "-t", "4", "--metrics-url",
                              "tcp://127.0.0.1:0", *args, APP,
-                             env: { "UP_TEST_BEHAVIOUR" => behaviour, "RACK_ENV" => "production" })
+                             env: { "UP_TEST_BEHAVIOUR" => behaviour, "RACK_ENV" => "production", **env })
     @metrics = @server.wait_for(%r{metrics on http://127\.0\.0\.1:(\d+)})[1].to_i
     @port = @server.port
     @load = Load.new(@port)
@@ -96,6 +99,8 @@ class TestLoopPlacement < Minitest::Test
   def teardown
     @load&.stop
     @server&.stop
+    @redis&.stop
+    FileUtils.rm_rf(@redis_dir) if @redis_dir
     super
   end
 
@@ -139,6 +144,17 @@ class TestLoopPlacement < Minitest::Test
 
   def test_an_app_that_waits_on_a_socket_gets_a_loop_thread
     start(behaviour: "wait")
+    assert_operator wait_for_loop(1), :>=, 1
+    assert_load_clean
+  end
+
+  # A GET to a Redis on the same machine: the call often does not block (Redis, woken by the
+  # request, runs on the caller's core and has answered by the time the caller reads), yet the
+  # thread waits for Redis on every call, which a loop thread uses.
+  def test_an_app_that_calls_a_local_redis_gets_a_loop_thread
+    @redis_dir = Dir.mktmpdir("up-placement-redis")
+    @redis = RedisServer.new(@redis_dir).start
+    start(behaviour: "redis", env: { "UP_TEST_REDIS_URL" => @redis.url })
     assert_operator wait_for_loop(1), :>=, 1
     assert_load_clean
   end

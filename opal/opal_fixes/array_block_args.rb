@@ -10,12 +10,16 @@ class Array
   def reject(&block)
     return enum_for(:reject) { size } unless block
 
+    # Built as opal_fixes/array_build.rb builds select's result; the element kept is the one
+    # the block was given, as in MRI.
     %x{
-      var result = [];
+      var result = new Array(self.length), kept = 0, item, value;
       for (var i = 0; i < self.length; i++) {
-        var value = Opal.yield1(block, self[i]);
-        if (value === false || value === nil) result.push(self[i]);
+        item = self[i];
+        value = Opal.yield1(block, item);
+        if (value === false || value === nil) result[kept++] = item;
       }
+      result.length = kept;
       return result;
     }
   end

@@ -8,12 +8,42 @@ require 'rack_compat/bytes'
 # MRI's File.join, File.size?, File.binread, and positioned reads (seek, read(n)) returning bytes. Opal's
 # File#read slurps the whole file as text, once. Here reads go through fs.readSync at the
 # file's own position; a file opened with "b" gives binary strings, others UTF-8 text.
+
+# The same join for the common call, plain Strings only (Sinatra joins its root and public
+# folder on every request), without the Arrays, blocks and Regexp of the general path; null
+# for anything else.
+%x{
+  function up_join_strings(parts) {
+    var count = parts.length, result, part, end, i;
+    if (count === 0) return null;
+    for (i = 0; i < count; i++) {
+      if (typeof parts[i] !== 'string') return null;
+    }
+    result = parts[0];
+    for (i = 1; i < count; i++) {
+      part = parts[i];
+      if (part.charCodeAt(0) === 47) {
+        end = result.length;
+        while (end > 0 && result.charCodeAt(end - 1) === 47) end--;
+        result = result.slice(0, end);
+      } else if (result.charCodeAt(result.length - 1) !== 47) {
+        result += '/';
+      }
+      result += part;
+    }
+    return result;
+  }
+}
+
 class File
   # MRI's File.join: components joined by one "/" where neither side has one, runs of "/"
   # at a seam reduced (a leading "/" on the next part wins), nothing else normalised.
   # Opal's used Node's path.join, which also resolves "." and "..": Rack::Directory's
   # "Parent Directory" link pointed elsewhere than on MRI.
   def self.join(*parts)
+    joined = `up_join_strings(parts)`
+    return joined unless `joined === null`
+
     parts = parts.flatten.map { |x| x.respond_to?(:to_path) ? x.to_path : x.to_str }
     return '' if parts.empty?
 

@@ -13,6 +13,12 @@
 #   did Rack::Lint's host pattern (subexpression calls \g<name>, names with '-', {,n}).
 # Plain literals compiled to JS literals by Opal are not touched (they cannot be, at run
 # time); Opal already turns \A and \z into ^ and $ in those.
+# Regexp#__name_groups by Regexp, kept beside it rather than on it (a property would give the
+# RegExp another shape).
+%x{
+  var up_name_groups = new WeakMap();
+}
+
 class Regexp
   # JS source and flags for a Ruby regexp source and Opal's JS-ish flags ('i', 'm' meaning
   # Ruby's /m). Ruby's ^ and $ are always line anchors (JS 'm'); Ruby's /m is JS's 's'.
@@ -215,7 +221,20 @@ class Regexp
   end
 
   def named_captures
-    __names.each_with_index.group_by(&:first).transform_values { |l| l.map { |_, j| j + 1 } }
+    hash = {}
+    __name_groups.each { |name, indices| hash[name] = indices.dup }
+    hash
+  end
+
+  # [[name, [group index, ...]], ...] in the order of first appearance, made once per Regexp
+  # (its source never changes): Mustermann asks its pattern's on every request it routes.
+  def __name_groups
+    groups = `up_name_groups.get(self)`
+    return groups unless `groups === undefined`
+
+    groups = __names.each_with_index.group_by(&:first).map { |name, list| [name, list.map { |_, j| j + 1 }] }
+    `up_name_groups.set(self, groups)`
+    groups
   end
 
   def __names
@@ -227,9 +246,17 @@ class MatchData
   # As on MRI, a name used by several groups gives the last one that matched.
   def named_captures
     matches = captures
-    regexp.named_captures.transform_values do |idx|
-      idx.reverse.map { |i| matches[i - 1] }.compact.first
+    hash = {}
+    regexp.__name_groups.each do |name, indices|
+      value = nil
+      i = indices.size - 1
+      while value.nil? && i >= 0
+        value = matches[indices[i] - 1]
+        i -= 1
+      end
+      hash[name] = value
     end
+    hash
   end
 end
 

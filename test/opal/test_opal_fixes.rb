@@ -116,6 +116,41 @@ class TestOpalFixes < Minitest::Test
   end
 
 
+  # super finds what MRI finds while the methods and ancestors on its way change between
+  # calls (Opal's lookup is kept per method, receiver's ancestors and name).
+  def test_super_follows_changed_methods_and_ancestors
+    out = assert_same_on_opal_and_mri("fix_super_cache")
+    assert out.start_with?(%("child<base>"\n"child<base>"\n"child<base again>"\n"child<middle<base again>>"\n)), out
+  end
+
+  # Array#all?, #any?, #none?, #find and #detect stop without a throw, with what Enumerable's
+  # give the block, break and return through them, an Array changed while walked.
+  def test_array_predicates_answer_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_array_predicates")
+    assert out.start_with?(%([false, true, true]\n[true, false, false]\n)), out
+  end
+
+  # Calls with a block, super and aliases pass none to many arguments, splats, keywords and
+  # the block as before (Opal.send2 calls the method without Function#apply).
+  def test_sends_pass_arguments_and_blocks_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_send_call")
+    assert out.start_with?(%([[], "block saw 0"]\n[[], "alias saw 0"]\n)), out
+  end
+
+  # Array#map, #select and #reject build their result as Opal's did, and blocks of every shape
+  # take their arguments as before (the yields under them call without Function#apply).
+  def test_array_map_select_reject_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_array_build")
+    assert out.start_with?(%([2, 4, 6, 8, 10]\n)), out
+  end
+
+  # Constants read again from a method while they are set, removed, shadowed and included
+  # between the reads (each scope reads Opal's cache without going through Opal.$$).
+  def test_constants_follow_changes_as_in_mri
+    out = assert_same_on_opal_and_mri("fix_const_lookup")
+    assert out.start_with?(%(["outer", "base", "first", 1, "Outer::Helper"]\n)), out
+  end
+
   # Hash#each and #each_pair: pairs whole or taken apart, break, Enumerators, a deletion in
   # the block, keys of every kind.
   def test_hash_each_yields_as_in_mri

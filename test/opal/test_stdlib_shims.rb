@@ -51,4 +51,12 @@ class TestOpalStdlibShims < Minitest::Test
     out = assert_same_on_opal_and_mri("node_paths")
     assert_includes out, %(["///a/b", "/a", "///a/b", "///a/b"]\n)
   end
+
+  # Regexp#names, #named_captures and MatchData#named_captures, asked again of the same
+  # Regexp (rack_compat/regexp_source.rb keeps its groups): new objects each time, a
+  # duplicate name giving the last group that matched.
+  def test_regexp_named_captures_match_mri
+    out = assert_same_on_opal_and_mri("regexp_names")
+    assert out.start_with?(%({"name"=>"item0", "id"=>"0", "format"=>nil}\n)), out
+  end
 end

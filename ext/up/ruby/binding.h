@@ -74,7 +74,7 @@ typedef enum up_rb_loop_policy_t {
 /* What placement.c measures of the app calls, and what it decided. Touched only by threads
  * holding the GVL (app threads in a request, Server#stats), so it needs no lock. */
 typedef struct up_rb_placement_t {
-    unsigned calls;        /* app calls since the last one sampled */
+    uint64_t last_sampled; /* when the last app call sampled started */
     unsigned samples;      /* sampled calls in the current window */
     uint64_t cpu_ns;       /* their thread CPU time, summed */
     uint64_t wall_ns;      /* their wall time, summed */
@@ -90,7 +90,8 @@ typedef struct up_rb_placement_t {
 typedef struct up_rb_call_sample_t {
     int sampled;
     uint64_t cpu_start, wall_start;
-    long blocks_start; /* the thread's voluntary context switches */
+    long blocks_start;   /* the thread's voluntary context switches */
+    long preempts_start; /* and involuntary ones */
 } up_rb_call_sample_t;
 
 /* The engine's log lines, queued by whichever thread runs a turn (without the GVL) and
@@ -116,6 +117,9 @@ typedef struct up_rb_server_t {
      * on plain TCP has its own, since it cannot be hijacked (TLS cannot either). */
     VALUE env_template, env_template_tls, env_template_h2c;
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
+    /* The last REMOTE_ADDR, SERVER_NAME and SERVER_PORT values given, frozen: the next env
+     * with the same bytes gets the same String (env.c). nil until the first. GVL. */
+    VALUE recent_values[3];
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
     up_context_t *server;
@@ -335,7 +339,7 @@ void up_rb_pool_place_loop(up_rb_server_t *srv, int on_thread);
  * the GVL. begin decides whether to sample the call; end adds it to the window and, at the
  * window's end, may move the loop. */
 void up_rb_placement_init(up_rb_placement_t *p);
-void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s);
+void up_rb_placement_begin(up_rb_server_t *srv, up_rb_call_sample_t *s, uint64_t started_ns);
 void up_rb_placement_end(up_rb_server_t *srv, const up_rb_call_sample_t *s);
 /* Server#stats' part: loop_mode, loop_switches, app_cpu_share. With the GVL. */
 void up_rb_placement_add_stats(up_rb_server_t *srv, VALUE h);

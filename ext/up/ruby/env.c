@@ -298,19 +298,38 @@ static void add_underscored_headers(VALUE env, const up_http1_request_t *head)
     }
 }
 
-static void put_server_name(pairs_t *p, up_exchange_t *ex)
+enum { RECENT_REMOTE_ADDR, RECENT_SERVER_NAME, RECENT_SERVER_PORT };
+
+/* A frozen String of s, the one given last time when its bytes are the same. The values the
+ * server derives (REMOTE_ADDR, SERVER_NAME, SERVER_PORT) are frozen, as REQUEST_METHOD is:
+ * then one client, one Host and one listener, which most requests share with the one before,
+ * cost no object. GVL held. */
+static VALUE recent(up_rb_server_t *srv, int which, const char *s, size_t len)
+{
+    VALUE *slot = &srv->recent_values[which];
+    if (!NIL_P(*slot) && RSTRING_LEN(*slot) == (long)len && memcmp(RSTRING_PTR(*slot), s, len) == 0)
+        return *slot;
+    VALUE str = rb_obj_freeze(rb_str_new(s, (long)len));
+    RB_OBJ_WRITE(srv->self, slot, str);
+    return str;
+}
+
+static void put_server_name(pairs_t *p, up_rb_server_t *srv, up_exchange_t *ex)
 {
     const up_http1_request_t *head = &ex->req->head;
     up_slice_t host, port;
     if (head->host.len == 0) {
-        put(p, key_server_name, rb_str_new_cstr(ex->conn->listener->host));
-        put(p, key_server_port, rb_str_new_cstr(ex->conn->listener->port));
+        const char *name = ex->conn->listener->host, *number = ex->conn->listener->port;
+        put(p, key_server_name, recent(srv, RECENT_SERVER_NAME, name, strlen(name)));
+        put(p, key_server_port, recent(srv, RECENT_SERVER_PORT, number, strlen(number)));
         return;
     }
     up_http1_split_authority(head->host, &host, &port);
-    put(p, key_server_name, host.len > 0 ? slice_str(host) : str_localhost);
-    put(p, key_server_port,
-        port.len > 0 ? slice_str(port) : ex->conn->transport->secure ? str_port443 : str_port80);
+    put(p, key_server_name,
+        host.len > 0 ? recent(srv, RECENT_SERVER_NAME, host.base, host.len) : str_localhost);
+    put(p, key_server_port, port.len > 0 ? recent(srv, RECENT_SERVER_PORT, port.base, port.len)
+                            : ex->conn->transport->secure ? str_port443
+                                                          : str_port80);
 }
 
 /* Pairs besides the template's and the headers': at most the 15 of request_keys and
@@ -361,8 +380,9 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     put(&p, key_request_path, slice_str(head->path));
     put(&p, key_query_string, head->query.len > 0 ? slice_str(head->query) : str_empty);
     put(&p, key_request_uri, slice_str(head->target));
-    put(&p, key_remote_addr, rb_str_new_cstr(ex->conn->remote_addr));
-    put_server_name(&p, ex);
+    const char *addr = ex->conn->remote_addr;
+    put(&p, key_remote_addr, recent(srv, RECENT_REMOTE_ADDR, addr, strlen(addr)));
+    put_server_name(&p, srv, ex);
     *parts = (up_rb_env_parts_t){Qnil, Qnil, Qnil};
     parts->input = req->body.len > 0 ? up_rb_input_new(&req->body) : srv->empty_input;
     put(&p, up_rb_key_rack_input, parts->input);

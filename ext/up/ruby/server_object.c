@@ -24,6 +24,8 @@ static void server_mark(void *p)
     rb_gc_mark_movable(srv->env_template_tls);
     rb_gc_mark_movable(srv->env_template_h2c);
     rb_gc_mark_movable(srv->empty_input);
+    for (size_t i = 0; i < sizeof(srv->recent_values) / sizeof(srv->recent_values[0]); i++)
+        rb_gc_mark_movable(srv->recent_values[i]);
     rb_gc_mark_movable(srv->threads);
     rb_gc_mark_movable(srv->server_client);
     up_rb_mark_shared_strings(srv);
@@ -38,6 +40,8 @@ static void server_compact(void *p)
     srv->env_template_tls = rb_gc_location(srv->env_template_tls);
     srv->env_template_h2c = rb_gc_location(srv->env_template_h2c);
     srv->empty_input = rb_gc_location(srv->empty_input);
+    for (size_t i = 0; i < sizeof(srv->recent_values) / sizeof(srv->recent_values[0]); i++)
+        srv->recent_values[i] = rb_gc_location(srv->recent_values[i]);
     srv->threads = rb_gc_location(srv->threads);
     srv->server_client = rb_gc_location(srv->server_client);
 }
@@ -111,6 +115,8 @@ static VALUE Server_alloc(VALUE klass)
     srv->refs = 1;
     srv->app = srv->env_template = srv->env_template_tls = srv->env_template_h2c = Qnil;
     srv->empty_input = srv->threads = srv->server_client = Qnil;
+    for (size_t i = 0; i < sizeof(srv->recent_values) / sizeof(srv->recent_values[0]); i++)
+        srv->recent_values[i] = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
     pthread_cond_init(&srv->watchdog_cond, NULL);

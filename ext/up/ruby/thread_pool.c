@@ -16,8 +16,8 @@
  * the extra threads back to sleep one by one. -t N bounds how many requests run at once.
  *
  * The loop's work (accepting, reading, parsing, writing) never holds the GVL: an app thread
- * runs its turns and gives back its exchanges inside rb_nogvl, so another thread runs Ruby
- * meanwhile. And while every awake app thread is in the app, the watchdog's native thread
+ * runs its turns inside rb_nogvl, and gives back its exchanges there too while another thread
+ * may want the GVL (hand_back), so another thread runs Ruby meanwhile. And while every awake app thread is in the app, the watchdog's native thread
  * runs the loop (watchdog.c: it "sits"), so a request that computes for seconds stops no
  * other connection's reads, writes or accepts, with any -t; the first app thread to be free
  * again asks for the loop back.
@@ -194,12 +194,20 @@ static VALUE release_loop(VALUE arg)
     return Qnil;
 }
 
-int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg)
+/* Whether this app thread may run the loop now: then it owns it until release_loop. */
+static int take_loop(up_rb_server_t *srv)
 {
     /* The loop belongs to its own thread (or is on its way there): no app thread takes it. */
     if (atomic_load(&srv->loop_on_thread) || pthread_mutex_trylock(&srv->loop_lock) != 0)
         return 0;
     up_loop_set_owner(srv->loop, 1);
+    return 1;
+}
+
+int up_rb_with_loop(up_rb_server_t *srv, void *(*f)(void *), void *arg)
+{
+    if (!take_loop(srv))
+        return 0;
     loop_call_t c = {srv, f, arg};
     rb_ensure(loop_call_run, (VALUE)&c, release_loop, (VALUE)&c);
     return 1;
@@ -228,14 +236,15 @@ static VALUE run_job(VALUE arg)
 {
     job_t *job = (job_t *)arg;
     up_rb_call_sample_t sample;
-    up_rb_placement_begin(job->srv, &sample);
+    up_rb_placement_begin(job->srv, &sample, job->self->call_started);
     up_rb_handle_request(job->srv, job->ex);
     up_rb_placement_end(job->srv, &sample);
     return Qnil;
 }
 
-/* Without the GVL: writes the response and goes on with the connection's next request. */
-static void *give_back_nogvl(void *arg)
+/* Writes the response and goes on with the connection's next request; without the GVL unless
+ * hand_back finds it need not be released. */
+static void *give_back(void *arg)
 {
     job_t *job = arg;
     up_exchange_return_here(job->ex);
@@ -244,25 +253,43 @@ static void *give_back_nogvl(void *arg)
     return NULL;
 }
 
-/* A job is done: its thread is out of the app, and the watchdog sees progress. */
-static void leave_app(up_rb_server_t *srv, up_rb_app_thread_t *self)
+/* A job is done: its thread is out of the app, and the watchdog sees progress. Returns how
+ * many app threads are still in the app. */
+static int leave_app(up_rb_server_t *srv, up_rb_app_thread_t *self)
 {
     pthread_mutex_lock(&srv->queue_lock);
-    srv->in_app--;
+    int in_app = --srv->in_app;
     self->in_app = 0;
     pthread_mutex_unlock(&srv->queue_lock);
     atomic_fetch_add(&srv->completed, 1);
+    return in_app;
 }
 
 /* Whatever happened in the app, the loop gets its connection back: from this thread at once
- * when no other runs the loop (the common case: no wake-up), else through the mail. */
+ * when no other runs the loop (the common case: no wake-up), else through the mail.
+ *
+ * Giving back writes the response and takes the loop's mail: it waits on no lock held for
+ * long, and on no socket (they are non-blocking), so the GVL is released for it only when
+ * another app thread may want it meanwhile, or when a file range is to be written (sendfile
+ * may read from a disk). Else releasing and re-acquiring it would be the most a request costs
+ * beyond the app's own work, for nobody: with one thread busy, it goes on with the next
+ * request. */
 static VALUE hand_back(VALUE arg)
 {
     job_t *job = (job_t *)arg;
     up_rb_server_t *srv = job->srv;
-    leave_app(srv, job->self);
-    if (!up_rb_with_loop(srv, give_back_nogvl, job))
+    int others_in_app = leave_app(srv, job->self) > 0;
+    if (!take_loop(srv)) {
         up_exchange_return(job->ex);
+        return Qnil;
+    }
+    loop_call_t c = {srv, give_back, job};
+    if (others_in_app || !up_exchange_output_in_memory(job->ex)) {
+        rb_ensure(loop_call_run, (VALUE)&c, release_loop, (VALUE)&c);
+    } else {
+        give_back(job);
+        release_loop((VALUE)&c);
+    }
     return Qnil;
 }
 

@@ -14,3 +14,8 @@ p File.file?(File.join(here, "node_paths.rb").b), File.exist?(File.join(here, "n
   File.size(File.join(here, "node_paths.rb").b) == File.read("node_paths.rb").bytesize,
   Dir.glob(File.join(here, "node_pat*.rb").b).map { |f| File.basename(f) },
   Dir.entries(here).include?("node_paths.rb"), File.open("node_paths.rb".b) { |f| f.gets }
+
+# File.join of plain Strings (its direct path) and of anything else, seam by seam.
+p File.join("a", "b"), File.join("a/", "b"), File.join("a//", "/b"), File.join("a", "//b"), File.join("/", "x"),
+  File.join("", "b"), File.join("a", ""), File.join("a"), File.join, File.join("", ""), File.join("//", "//"),
+  File.join("a", ["b", ["c/"]], "/d"), File.join("a".b, "/b/"), File.join("é", "ü/", "/ß")

@@ -725,6 +725,14 @@ void up_conn_lent_return_here(up_conn_t *conn)
     up_conn_loop_update(conn);
 }
 
+int up_conn_lent_output_in_memory(up_conn_t *conn)
+{
+    pthread_mutex_lock(&conn->_mail_lock);
+    int posted_files = conn->_mail.file_bytes > 0;
+    pthread_mutex_unlock(&conn->_mail_lock);
+    return !posted_files && conn->_staged.file_bytes == 0 && conn->_out.file_bytes == 0;
+}
+
 /* Blocks on a waiter of this thread's own (woken when conn's backlog falls to max_bytes, and on
  * every move to a broken state) until settled(conn, max_bytes) holds or *cancel is set. */
 static void wait_until(up_conn_t *conn, uint64_t max_bytes,

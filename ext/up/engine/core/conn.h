@@ -266,6 +266,10 @@ void up_conn_lent_return(up_conn_t *conn);
 /* The same, done at once by a borrower that runs the loop now (it took the binding's loop
  * lock): no mail, no wake-up. */
 void up_conn_lent_return_here(up_conn_t *conn);
+/* Whether writing conn's output can wait on nothing but its socket: no file range (a read
+ * from a disk) in what the borrower staged or posted, nor in what the loop has yet to write.
+ * For a borrower that runs the loop now, as up_conn_lent_return_here's caller. */
+int up_conn_lent_output_in_memory(up_conn_t *conn);
 /* Asks for the connection's socket (a hijack: see the lifecycle). What this thread staged is
  * posted behind what it posted before, and the loop writes all of it, then hands the socket
  * over: LENT_HIJACKING, then HIJACKED. At most once per exchange, before the borrower returns

@@ -529,6 +529,11 @@ void up_exchange_return_here(up_exchange_t *ex)
         up_conn_lent_return_here(ex->conn);
 }
 
+int up_exchange_output_in_memory(up_exchange_t *ex)
+{
+    return ex->ops == NULL && up_conn_lent_output_in_memory(ex->conn);
+}
+
 uint64_t up_exchange_backlog(const up_exchange_t *ex)
 {
     return ex->ops != NULL ? ex->ops->backlog(ex) : up_conn_any_backlog(ex->conn);

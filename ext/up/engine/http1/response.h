@@ -120,6 +120,9 @@ void up_response_reset(up_exchange_t *ex);
  * (up_conn_lent_return_here). */
 void up_exchange_return(up_exchange_t *ex);
 void up_exchange_return_here(up_exchange_t *ex);
+/* Whether up_exchange_return_here can wait on nothing but sockets (up_conn_lent_output_in_memory);
+ * 0 for an exchange of another protocol's (ops), which says nothing about its output. */
+int up_exchange_output_in_memory(up_exchange_t *ex);
 
 /* Back-pressure on the exchange's producer (conn.h's, for one exchange): the bytes it handed
  * over and not yet written (HTTP/1: its connection's backlog; an HTTP/2 stream: its body not
