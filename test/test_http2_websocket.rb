@@ -208,4 +208,25 @@ class TestHTTP2WebSocket < Minitest::Test
     got = Array.new(total) { event }
     assert_equal [[:message, 65_536]] * total, got
   end
+
+  # A graceful stop: GOAWAY, and the WebSocket on its stream gets 1001 (the handler has no
+  # on_shutdown) then END_STREAM, as on HTTP/1.1.
+  def test_a_graceful_stop_closes_the_websocket_with_1001_and_sends_goaway
+    server = start_server(app)
+    ws = websockets
+    ws.open(1, "/a")
+    event
+    assert_equal "hello HTTP/2", ws.read_frame(1).payload
+    stopper = Thread.new { server.stop }
+    frame = ws.read_frame(1)
+    assert_equal [8, 1001], [frame.opcode, frame.close_code]
+    assert_equal [:end], ws.stream_end(1)
+    ws.end_stream(1)
+    assert_equal [:close], event
+    goaway = ws.wait_for_goaway
+    refute_nil goaway, "GOAWAY"
+    assert_equal 0, goaway.goaway_code
+    ws.h2.socket.close # the client is done: the stop need not wait for it
+    stopper.join(10)
+  end
 end

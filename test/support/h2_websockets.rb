@@ -131,6 +131,12 @@ class H2WebSockets
     @ended[stream] ? [:end] : nil
   end
 
+  # The server's GOAWAY (an Event), or nil when none came in time.
+  def wait_for_goaway(timeout: @timeout)
+    pump(timeout: timeout) { @goaway }
+    @goaway
+  end
+
   def self.deflate(payload)
     z = Zlib::Deflate.new(Zlib::DEFAULT_COMPRESSION, -Zlib::MAX_WBITS)
     out = z.deflate(payload, Zlib::SYNC_FLUSH)
@@ -167,7 +173,7 @@ class H2WebSockets
       return if left <= 0
 
       event = @h2.next_event(timeout: left)
-      return if %i[closed timeout goaway].include?(event.type)
+      return if %i[closed timeout].include?(event.type)
 
       take(event)
     end
@@ -184,6 +190,8 @@ class H2WebSockets
       @ended[event.stream] = true if event.end_stream?
     when :rst_stream
       @resets[event.stream] = event
+    when :goaway
+      @goaway = event
     end
   end
 
