@@ -11,8 +11,7 @@
 //
 // The limits (RFC 9113 §10.5): from our settings where one means the same thing,
 // --max-head-size for the header list a stream may send, --max-headers for its field count,
-// --max-pipeline for the streams one connection has open at once, --keepalive-timeout for
-// an idle connection, --body-timeout for a pause in a request body (server.js). Floods of
+// --keepalive-timeout for an idle connection, --body-timeout for a pause in a request body (server.js). Floods of
 // SETTINGS, PINGs, resets (CVE-2023-44487) and CONTINUATION frames meet Node's and nghttp2's
 // own guards (nghttp2 1.61 in Node 20), which end the flooder's connection with GOAWAY.
 
@@ -22,6 +21,12 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 // RFC 9113 §8.3.1: the pseudo-header fields a request may carry (:protocol is RFC 8441's).
 const PSEUDO_FIELDS = 5;
+
+// SETTINGS_MAX_CONCURRENT_STREAMS: the engine's (UP_HTTP2_MAX_CONCURRENT_STREAMS), so that the
+// runtimes take as many streams at once from one connection. --max-pipeline is HTTP/1.1's and
+// means another thing (responses held before writing): a client such as h2load opens 100
+// streams before it reads the SETTINGS that would hold it to fewer.
+const MAX_CONCURRENT_STREAMS = 100;
 
 // nghttp2's errors for what a peer's frames broke (nghttp2.h's NGHTTP2_ERR_*, which Node
 // does not export) and the RFC 9113 code each stands for, as nghttp2 itself maps them.
@@ -53,7 +58,7 @@ function sessionOptions(options) {
       maxHeaderListSize: options.max_head_size,
       // A client opening more than this at once breaks the protocol (RFC 9113 §5.1.2): its
       // connection ends with GOAWAY.
-      maxConcurrentStreams: options.max_pipeline,
+      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
       // RFC 8441: WebSockets on streams (extended CONNECT).
       enableConnectProtocol: true,
     },

@@ -112,8 +112,9 @@ typedef struct up_rb_server_t {
     long refs;
     VALUE app;
     /* The constant pairs of every env, one frozen Hash per transport (plain TCP, TLS: the URL
-     * scheme, HTTPS, whether the socket can be hijacked), copied per request. */
-    VALUE env_template, env_template_tls;
+     * scheme, HTTPS, whether the socket can be hijacked), copied per request; an HTTP/2 stream
+     * on plain TCP has its own, since it cannot be hijacked (TLS cannot either). */
+    VALUE env_template, env_template_tls, env_template_h2c;
     VALUE empty_input;  /* rack.input of every request without a body (it is stateless) */
     VALUE threads;      /* Array of the app threads while running, else nil */
     up_loop_t *loop;
@@ -211,7 +212,8 @@ void up_rb_server_retain(up_rb_server_t *srv);
 void up_rb_server_release(up_rb_server_t *srv);
 
 void up_rb_init_env(VALUE mUp);
-VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport);
+/* hijack: whether the connection may be hijacked (the transport can detach it, HTTP/1). */
+VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport, int hijack);
 /* What of an env the request's end detaches (nil when the env has none). */
 typedef struct up_rb_env_parts_t {
     VALUE input, hints, hijack;

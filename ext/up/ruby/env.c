@@ -133,7 +133,7 @@ void up_rb_init_env(VALUE mUp)
 
 /* The keys of the pairs every env has with a value of its own, in the order up_rb_env_build
  * gives them; returns how many. */
-static long request_keys(const up_rb_server_t *srv, const up_transport_t *transport, VALUE *keys)
+static long request_keys(const up_rb_server_t *srv, int hijackable, VALUE *keys)
 {
     long n = 0;
     keys[n++] = key_request_method;
@@ -149,7 +149,7 @@ static long request_keys(const up_rb_server_t *srv, const up_transport_t *transp
     if (srv->early_hints)
         keys[n++] = up_rb_key_rack_early_hints;
     keys[n++] = up_rb_key_response_finished;
-    if (transport->detach != NULL)
+    if (hijackable)
         keys[n++] = up_rb_key_rack_hijack;
     keys[n++] = key_rack_upgrade_p;
     keys[n++] = key_http_host; /* removed from the rare env without one */
@@ -158,11 +158,12 @@ static long request_keys(const up_rb_server_t *srv, const up_transport_t *transp
 
 #define MAX_REQUEST_KEYS 15
 
-VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
+VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport, int hijack)
 {
+    int hijackable = hijack && transport->detach != NULL;
     VALUE template = rb_hash_new();
     VALUE keys[MAX_REQUEST_KEYS];
-    long num_keys = request_keys(srv, transport, keys);
+    long num_keys = request_keys(srv, hijackable, keys);
     for (long i = 0; i < num_keys; i++)
         rb_hash_aset(template, keys[i], Qnil);
     VALUE version = rb_obj_freeze(rb_ary_new_from_args(2, INT2FIX(1), INT2FIX(3)));
@@ -179,7 +180,7 @@ VALUE up_rb_env_template(up_rb_server_t *srv, const up_transport_t *transport)
         /* Partial hijack (hijack.c) on every transport; full hijack only where the socket can
          * be given up alone (TLS cannot: the session's state is the engine's). Rack 3.2 SPEC,
          * "Hijacking": rack.hijack? says whether rack.hijack is there. */
-        key_rack_hijack_p,     transport->detach != NULL ? Qtrue : Qfalse,
+        key_rack_hijack_p,     hijackable ? Qtrue : Qfalse,
         /* What Rack::Sendfile reads: it then answers a to_path body with an x-sendfile field,
          * which the engine sends from the file (body.c, file_response.h). */
         key_sendfile_type,     frozen("x-sendfile"),
@@ -312,9 +313,9 @@ static void put_server_name(pairs_t *p, up_exchange_t *ex)
         port.len > 0 ? slice_str(port) : ex->conn->transport->secure ? str_port443 : str_port80);
 }
 
-/* Pairs besides the template's and the headers': at most the 15 of request_keys, rack.hijack?
- * on a stream and CONTENT_LENGTH of a chunked body. */
-#define REQUEST_PAIRS 17
+/* Pairs besides the template's and the headers': at most the 15 of request_keys and
+ * CONTENT_LENGTH of a chunked body. */
+#define REQUEST_PAIRS 16
 
 /* Sets the template's request pairs in the copied table, in order, while their keys are the
  * ones given; f->i stops at the first pair left to insert. */
@@ -346,10 +347,10 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     const up_http1_request_t *head = &req->head;
     VALUE tmp;
     pairs_t p = {ALLOCV_N(VALUE, tmp, 2 * (REQUEST_PAIRS + head->num_headers)), 0, 0, 0};
-    /* A stream has no socket of its own to give: rack.hijack? false and no rack.hijack, which
-     * the template of a transport that can detach holds (a place kept, then deleted). */
-    int hijack_in_template = ex->conn->transport->detach != NULL;
-    int hijackable = hijack_in_template && !req->http2;
+    /* A stream has no socket of its own to give: its template (TLS's, or h2c's) says
+     * rack.hijack? false and has no rack.hijack. */
+    int tls = ex->conn->transport == &up_transport_tls;
+    int hijackable = !req->http2 && ex->conn->transport->detach != NULL;
 
     /* In request_keys' order. */
     put(&p, key_request_method, method_value(head->method));
@@ -373,8 +374,6 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     if (hijackable) {
         parts->hijack = up_rb_hijack_new(srv, ex); /* full hijack (hijack.c) */
         put(&p, up_rb_key_rack_hijack, parts->hijack);
-    } else if (hijack_in_template) {
-        put(&p, up_rb_key_rack_hijack, Qnil);
     }
     /* docs/websockets.md: present on every request, nil when it cannot upgrade. */
     put(&p, key_rack_upgrade_p,
@@ -384,8 +383,6 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     p.host = p.n + 1;
     put(&p, key_http_host, Qnil);
     long request_pairs = p.n;
-    if (req->http2)
-        put(&p, key_rack_hijack_p, Qfalse);
     if (head->chunked) {
         /* The decoded length is known once the body is in; tell the app. */
         char digits[24];
@@ -399,8 +396,9 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     }
     int no_host = NIL_P(p.v[p.host]);
 
-    VALUE env = rb_hash_dup(ex->conn->transport == &up_transport_tls ? srv->env_template_tls
-                                                                    : srv->env_template);
+    VALUE env = rb_hash_dup(tls ? srv->env_template_tls
+                            : req->http2 ? srv->env_template_h2c
+                                         : srv->env_template);
     /* The table handed out makes env a Hash without write barriers (the GC scans it whole),
      * which is what setting its values in place needs. */
     fill_t f = {p.v, no_host ? request_pairs - 2 : request_pairs, 0};
@@ -412,8 +410,6 @@ VALUE up_rb_env_build(up_rb_server_t *srv, up_exchange_t *ex, up_rb_env_parts_t 
     }
     if (no_host)
         rb_hash_delete(env, key_http_host);
-    if (hijack_in_template && !hijackable)
-        rb_hash_delete(env, up_rb_key_rack_hijack);
     ALLOCV_END(tmp);
     if (hijackable)
         up_rb_hijack_set_env(parts->hijack, env);

@@ -22,6 +22,7 @@ static void server_mark(void *p)
     rb_gc_mark_movable(srv->app);
     rb_gc_mark_movable(srv->env_template);
     rb_gc_mark_movable(srv->env_template_tls);
+    rb_gc_mark_movable(srv->env_template_h2c);
     rb_gc_mark_movable(srv->empty_input);
     rb_gc_mark_movable(srv->threads);
     rb_gc_mark_movable(srv->server_client);
@@ -35,6 +36,7 @@ static void server_compact(void *p)
     srv->app = rb_gc_location(srv->app);
     srv->env_template = rb_gc_location(srv->env_template);
     srv->env_template_tls = rb_gc_location(srv->env_template_tls);
+    srv->env_template_h2c = rb_gc_location(srv->env_template_h2c);
     srv->empty_input = rb_gc_location(srv->empty_input);
     srv->threads = rb_gc_location(srv->threads);
     srv->server_client = rb_gc_location(srv->server_client);
@@ -107,7 +109,8 @@ static VALUE Server_alloc(VALUE klass)
     VALUE obj = TypedData_Make_Struct(klass, up_rb_server_t, &server_type, srv);
     srv->self = obj;
     srv->refs = 1;
-    srv->app = srv->env_template = srv->env_template_tls = srv->empty_input = srv->threads = srv->server_client = Qnil;
+    srv->app = srv->env_template = srv->env_template_tls = srv->env_template_h2c = Qnil;
+    srv->empty_input = srv->threads = srv->server_client = Qnil;
     pthread_mutex_init(&srv->queue_lock, NULL);
     pthread_cond_init(&srv->queue_cond, NULL);
     pthread_cond_init(&srv->watchdog_cond, NULL);
@@ -283,8 +286,9 @@ static VALUE Server_initialize(VALUE self, VALUE app, VALUE options)
     pubsub_callbacks.data = srv;
     srv->pubsub = up_pubsub_new(srv->server, opt_u64(options, "ws_max_pending", 4 << 20),
                                 &pubsub_callbacks);
-    srv->env_template = up_rb_env_template(srv, &up_transport_tcp);
-    srv->env_template_tls = up_rb_env_template(srv, &up_transport_tls);
+    srv->env_template = up_rb_env_template(srv, &up_transport_tcp, 1);
+    srv->env_template_tls = up_rb_env_template(srv, &up_transport_tls, 1);
+    srv->env_template_h2c = up_rb_env_template(srv, &up_transport_tcp, 0);
     srv->empty_input = up_rb_input_empty();
     return self;
 }

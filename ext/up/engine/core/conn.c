@@ -867,16 +867,16 @@ int up_conn_any_post(up_conn_t *conn, up_outq_t *out)
     return wake < 0 ? -1 : 0;
 }
 
-/* Sets a mail flag and enlists conn, waking the loop under the lock (see up_conn_any_post).
- * Returns 0, or -1 when conn is closed. */
-static int flag_mail(up_conn_t *conn, unsigned flag)
+/* Sets a mail flag and enlists conn, waking the loop under the lock (see up_conn_any_post)
+ * unless quiet (the caller runs the loop). Returns 0, or -1 when conn is closed. */
+static int flag_mail(up_conn_t *conn, unsigned flag, int quiet)
 {
     pthread_mutex_lock(&conn->_mail_lock);
     int wake = -1;
     if (!is_final(state_of(conn))) {
         conn->_mail_flags |= flag;
         wake = enlist_locked(conn);
-        if (wake > 0)
+        if (wake > 0 && !quiet)
             up_loop_wake(conn->server->loop);
     }
     pthread_mutex_unlock(&conn->_mail_lock);
@@ -885,12 +885,17 @@ static int flag_mail(up_conn_t *conn, unsigned flag)
 
 int up_conn_any_request_close(up_conn_t *conn)
 {
-    return flag_mail(conn, UP_CONN_MAIL_CLOSE);
+    return flag_mail(conn, UP_CONN_MAIL_CLOSE, 0);
 }
 
 int up_conn_any_notify(up_conn_t *conn)
 {
-    return flag_mail(conn, UP_CONN_MAIL_NOTIFY);
+    return flag_mail(conn, UP_CONN_MAIL_NOTIFY, 0);
+}
+
+int up_conn_loop_notify(up_conn_t *conn)
+{
+    return flag_mail(conn, UP_CONN_MAIL_NOTIFY, 1);
 }
 
 uint64_t up_conn_any_backlog(const up_conn_t *conn)

@@ -322,6 +322,9 @@ int up_conn_any_post(up_conn_t *conn, up_outq_t *out);
  * (on_notify): a binding caught up with input, a timeout was changed. Returns 0, or -1 when
  * closed. */
 int up_conn_any_notify(up_conn_t *conn);
+/* up_conn_any_notify for the thread running the loop, which takes the mail
+ * (up_conn_loop_take_mail) before it lets the loop sleep: no wake-up. */
+int up_conn_loop_notify(up_conn_t *conn);
 /* Asks the loop to close the connection the protocol's way (on_close_request) after what was
  * posted before. Returns 0, or -1 when it is closed already. */
 int up_conn_any_request_close(up_conn_t *conn);

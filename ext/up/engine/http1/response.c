@@ -2,6 +2,7 @@
 
 #include <string.h>
 #include <unistd.h>
+#include "base/digits.h"
 #include "base/token.h"
 #include "http1/request.h"
 #include "http1/response.h"
@@ -92,23 +93,10 @@ static void out(up_conn_t *conn, const char *data, size_t len)
 
 #define OUT_LIT(conn, s) out((conn), (s), sizeof(s) - 1)
 
-/* v in the given base (10 or 16) at the end of buf[0..24); returns where its digits start.
- * snprintf cost a few hundred instructions a response, for two numbers. */
-static char *format_u64(char *end, uint64_t v, unsigned base)
-{
-    static const char digits[] = "0123456789abcdef";
-    char *p = end;
-    do {
-        *--p = digits[v % base];
-        v /= base;
-    } while (v != 0);
-    return p;
-}
-
 static void out_u64(up_conn_t *conn, uint64_t v)
 {
     char buf[24], *end = buf + sizeof(buf);
-    char *p = format_u64(end, v, 10);
+    char *p = up_format_u64(end, v, 10);
     out(conn, p, (size_t)(end - p));
 }
 
@@ -336,7 +324,7 @@ static up_response_error_t frame_part(up_exchange_t *ex, size_t *len)
     case UP_FRAMING_CHUNKED:
         if (*len > 0) {
             char size[24], *end = size + sizeof(size) - 2;
-            char *p = format_u64(end, *len, 16);
+            char *p = up_format_u64(end, *len, 16);
             memcpy(end, "\r\n", 2);
             out(conn, p, (size_t)(end + 2 - p));
         }
@@ -533,8 +521,10 @@ void up_exchange_return(up_exchange_t *ex)
 
 void up_exchange_return_here(up_exchange_t *ex)
 {
-    if (ex->ops != NULL)
-        ex->ops->give_back(ex); /* the caller takes the loop's mail next, which writes it */
+    if (ex->ops != NULL && ex->ops->give_back_here != NULL)
+        ex->ops->give_back_here(ex); /* the caller takes the loop's mail next, which writes it */
+    else if (ex->ops != NULL)
+        ex->ops->give_back(ex);
     else
         up_conn_lent_return_here(ex->conn);
 }

@@ -149,6 +149,9 @@ struct up_exchange_ops_t {
     /* up_response_send and up_response_post: hands what was written to the loop. */
     int (*post)(up_exchange_t *ex);
     void (*give_back)(up_exchange_t *ex);
+    /* give_back from the thread running the loop, which takes the loop's mail next
+     * (up_exchange_return_here): it owes the loop no wake-up. NULL: give_back. */
+    void (*give_back_here)(up_exchange_t *ex);
     uint64_t (*backlog)(const up_exchange_t *ex);
     int (*wait_backlog)(up_exchange_t *ex, uint64_t max_bytes, const atomic_int *cancel);
     void (*cancel_waits)(up_exchange_t *ex);

@@ -27,6 +27,7 @@ up_conn_t *up_http2_lent_tunnel(up_exchange_t *ex, const up_protocol_t *protocol
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/digits.h"
 #include "base/memory.h"
 #include "base/token.h"
 #include "core/conn.h"
@@ -44,6 +45,9 @@ int up_http2_available(void)
 
 /* ---------------------------------------------------------------- header lists */
 
+/* A list's buffer a recycled stream keeps (recycle_stream): a typical request's fields. */
+#define SPARE_FIELDS_BYTES 2048
+
 typedef struct field_t {
     size_t name_off, name_len, value_off, value_len;
 } field_t;
@@ -57,16 +61,22 @@ typedef struct fields_t {
     size_t n, cap_n;
 } fields_t;
 
-static void fields_add(fields_t *f, const char *name, size_t name_len, const char *value,
-                       size_t value_len)
+/* Makes room for extra more bytes in f's buffer (which may move). */
+static void fields_reserve(fields_t *f, size_t extra)
 {
-    if (f->len + name_len + value_len > f->cap) {
+    if (f->len + extra > f->cap) {
         size_t cap = f->cap == 0 ? 512 : f->cap;
-        while (cap < f->len + name_len + value_len)
+        while (cap < f->len + extra)
             cap *= 2;
         f->bytes = up_realloc(f->bytes, cap);
         f->cap = cap;
     }
+}
+
+static void fields_add(fields_t *f, const char *name, size_t name_len, const char *value,
+                       size_t value_len)
+{
+    fields_reserve(f, name_len + value_len);
     if (f->n == f->cap_n) {
         f->cap_n = f->cap_n == 0 ? 16 : f->cap_n * 2;
         f->v = up_realloc(f->v, f->cap_n * sizeof(*f->v));
@@ -87,6 +97,15 @@ static void fields_free(fields_t *f)
     free(f->bytes);
     free(f->v);
     *f = (fields_t){0};
+}
+
+/* Empties f for its next use, keeping its memory unless a big list made it grow past
+ * SPARE_FIELDS_BYTES, so a recycled stream holds no large header block. */
+static void fields_empty(fields_t *f)
+{
+    if (f->cap > SPARE_FIELDS_BYTES)
+        fields_free(f);
+    f->len = f->n = 0;
 }
 
 static up_slice_t field_name(const fields_t *f, size_t i)
@@ -115,12 +134,14 @@ typedef struct stream_t {
     fields_t in;        /* the request's fields, pseudo-header fields included */
     size_t in_size;     /* RFC 9113 §6.5.2's measure of the list so far */
     up_http1_header_t *headers;
+    size_t headers_cap;
     unsigned ng_open : 1;      /* nghttp2 knows the stream */
     unsigned lent : 1;         /* a borrower has the exchange */
     unsigned ready_listed : 1; /* complete, on session->ready */
     unsigned answered : 1;     /* the engine answered it (a limit): later input is dropped */
     unsigned rejected : 1;     /* 431: the head was over a limit */
     unsigned body_rejected : 1; /* 413 */
+    unsigned counted : 1;       /* in session->arriving */
     unsigned extended_connect : 1; /* RFC 8441: a CONNECT with :protocol */
     /* Carries a WebSocket or an event stream once its head is out (http2_tunnel.h). */
     up_http2_tunnel_t *tunnel;
@@ -163,6 +184,10 @@ struct session_t {
     /* loop thread */
     stream_t *ready_head, *ready_tail;
     stream_t *streams;
+    stream_t *spare; /* freed streams kept for the next ones (recycle_stream), via next */
+    unsigned spares;
+    unsigned arriving; /* streams whose request may still be arriving (done_arriving) */
+    stream_t *heading; /* the stream whose request head is being read (stream_by_id) */
     unsigned lent;
     uint64_t reset_window_start_ms;
     unsigned resets;
@@ -191,12 +216,30 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A stream for id: a spare one when the session has one (its field lists keep their memory),
+ * or a new one. */
 static stream_t *stream_new(session_t *s, int32_t id)
 {
-    stream_t *st = up_calloc(1, sizeof(*st));
+    stream_t *st = s->spare;
+    if (st != NULL) {
+        s->spare = st->next;
+        s->spares--;
+        fields_t in = st->in, out_fields = st->out_fields;
+        up_http1_header_t *headers = st->headers;
+        size_t headers_cap = st->headers_cap;
+        memset(st, 0, sizeof(*st));
+        st->in = in;
+        st->out_fields = out_fields;
+        st->headers = headers;
+        st->headers_cap = headers_cap;
+    } else {
+        st = up_calloc(1, sizeof(*st));
+    }
     st->session = s;
     st->id = id;
     st->ng_open = 1;
+    st->counted = 1;
+    s->arriving++;
     st->last_in_ms = now_ms();
     st->ex.conn = s->conn;
     st->ex.req = &st->req;
@@ -218,20 +261,68 @@ static stream_t *stream_new(session_t *s, int32_t id)
     return st;
 }
 
-/* Frees a stream nobody holds any more. */
-static void stream_free(stream_t *st)
+/* Lets go of what a stream nobody holds any more has but its field lists and header array. */
+static void stream_clear(stream_t *st)
 {
-    up_conn_t *conn = st->session->conn;
-    up_buffer_pool_t *pool = &conn->server->pool;
+    up_buffer_pool_t *pool = &st->session->conn->server->pool;
     up_outq_clear(&st->out, pool);
     pthread_cond_destroy(&st->drained);
     up_request_body_reset(&st->req.body, pool);
     up_buffer_release(&st->early, pool);
+    fields_free(&st->hints);
+}
+
+static void stream_free_cleared(stream_t *st)
+{
     fields_free(&st->in);
     fields_free(&st->out_fields);
-    fields_free(&st->hints);
     free(st->headers);
     free(st);
+}
+
+/* Frees a stream nobody holds any more. */
+static void stream_free(stream_t *st)
+{
+    stream_clear(st);
+    stream_free_cleared(st);
+}
+
+/* Loop thread: a stream nobody holds any more becomes a spare for the session's next one, up
+ * to as many as may be open at once (each stream in one turn's batch, and their field lists,
+ * then cost no allocation); the spares go when the session has no stream (session_send). */
+static void recycle_stream(session_t *s, stream_t *st)
+{
+    if (s->heading == st)
+        s->heading = NULL;
+    stream_clear(st);
+    if (s->spares >= UP_HTTP2_MAX_CONCURRENT_STREAMS) {
+        stream_free_cleared(st);
+        return;
+    }
+    fields_empty(&st->in);
+    fields_empty(&st->out_fields);
+    st->next = s->spare;
+    s->spare = st;
+    s->spares++;
+}
+
+static void free_spares(session_t *s)
+{
+    while (s->spare != NULL) {
+        stream_t *st = s->spare;
+        s->spare = st->next;
+        stream_free_cleared(st);
+    }
+    s->spares = 0;
+}
+
+/* st's request is whole, answered or closed: it arrives no more (any_arriving). */
+static void done_arriving(session_t *s, stream_t *st)
+{
+    if (st->counted) {
+        st->counted = 0;
+        s->arriving--;
+    }
 }
 
 static void unlink_stream(stream_t *st)
@@ -265,7 +356,7 @@ static void maybe_free(stream_t *st)
         return;
     release_held(st->session, st);
     unlink_stream(st);
-    stream_free(st);
+    recycle_stream(st->session, st);
 }
 
 /* ---------------------------------------------------------------- the writer (any thread) */
@@ -294,7 +385,8 @@ static up_response_error_t stream_start(up_exchange_t *ex, int status)
 {
     stream_t *st = stream_of(ex);
     up_response_state_t *res = ex->res;
-    if (res->started && !res->finished)
+    /* After a final head only a rollback starts over: the loop may be reading its fields. */
+    if ((res->started && !res->finished) || res->head_done)
         return UP_RESPONSE_E_STATE;
     if (status < 100 || status > 999)
         return UP_RESPONSE_E_BAD_STATUS;
@@ -305,10 +397,9 @@ static up_response_error_t stream_start(up_exchange_t *ex, int status)
     res->status = status;
     res->started = 1;
     res->no_body = status < 200 || status == 204 || status == 304;
-    session_t *s = st->session;
-    pthread_mutex_lock(&s->lock);
+    /* No lock: the loop reads the fields only once end_head published them under it, and no
+     * start comes after that. */
     st->out_fields.len = st->out_fields.n = 0;
-    pthread_mutex_unlock(&s->lock);
     return UP_RESPONSE_OK;
 }
 
@@ -355,10 +446,8 @@ static up_response_error_t stream_add_header(up_exchange_t *ex, const char *name
     char *low = name_len <= sizeof(lower) ? lower : up_malloc(name_len);
     for (size_t i = 0; i < name_len; i++)
         low[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
-    session_t *s = st->session;
-    pthread_mutex_lock(&s->lock);
+    /* No lock: the loop reads the fields only once end_head published them under it. */
     fields_add(&st->out_fields, low, name_len, value, value_len);
-    pthread_mutex_unlock(&s->lock);
     if (low != lower)
         free(low);
     return UP_RESPONSE_OK;
@@ -375,9 +464,10 @@ static up_response_error_t stream_end_head(up_exchange_t *ex, int64_t body_lengt
         /* An interim head (103): submitted before the final one; only the last one made
          * before the loop looks is sent. */
         pthread_mutex_lock(&s->lock);
-        fields_free(&st->hints);
+        fields_t spare = st->hints; /* the lists trade places, so neither allocates again */
+        spare.len = spare.n = 0;
         st->hints = st->out_fields;
-        st->out_fields = (fields_t){0};
+        st->out_fields = spare;
         st->hints_status = res->status;
         st->hints_ready = 1;
         pthread_mutex_unlock(&s->lock);
@@ -385,19 +475,15 @@ static up_response_error_t stream_end_head(up_exchange_t *ex, int64_t body_lengt
         return UP_RESPONSE_OK;
     }
     if (res->content_length < 0 && body_length >= 0 && !res->no_body) {
-        char digits[24];
-        int n = snprintf(digits, sizeof(digits), "%lld", (long long)body_length);
+        char digits[24], *end = digits + sizeof(digits);
+        char *p = up_format_u64(end, (uint64_t)body_length, 10);
         res->content_length = body_length;
-        pthread_mutex_lock(&s->lock);
-        fields_add(&st->out_fields, "content-length", 14, digits, (size_t)n);
-        pthread_mutex_unlock(&s->lock);
+        fields_add(&st->out_fields, "content-length", 14, p, (size_t)(end - p));
     }
     if (!res->has_date) {
         char date[UP_DATE_LEN];
         up_date_copy(&ex->conn->server->date, date);
-        pthread_mutex_lock(&s->lock);
         fields_add(&st->out_fields, "date", 4, date, UP_DATE_LEN);
-        pthread_mutex_unlock(&s->lock);
     }
     res->framing = res->content_length >= 0 ? UP_FRAMING_LENGTH : UP_FRAMING_NONE;
     res->body_left = res->content_length >= 0 ? (uint64_t)res->content_length : UINT64_MAX;
@@ -562,7 +648,9 @@ static int stream_post(up_exchange_t *ex)
     return gone ? -1 : 0;
 }
 
-static void stream_give_back(up_exchange_t *ex)
+/* Returns st to the loop; here: the caller runs the loop and takes its mail next, so the
+ * notice costs no wake-up (one per stream, a write to the loop's eventfd, otherwise). */
+static void give_back(up_exchange_t *ex, int here)
 {
     stream_t *st = stream_of(ex);
     session_t *s = st->session;
@@ -578,9 +666,22 @@ static void stream_give_back(up_exchange_t *ex)
         stream_free(st);
         up_conn_release(conn);
     } else if (tell) {
-        up_conn_any_notify(conn);
+        if (here)
+            up_conn_loop_notify(conn);
+        else
+            up_conn_any_notify(conn);
     }
     up_conn_release(conn);
+}
+
+static void stream_give_back(up_exchange_t *ex)
+{
+    give_back(ex, 0);
+}
+
+static void stream_give_back_here(up_exchange_t *ex)
+{
+    give_back(ex, 1);
 }
 
 /* Back-pressure per stream: a producer waits for its own stream's body to be framed, which
@@ -630,6 +731,7 @@ static const up_exchange_ops_t stream_ops = {
     .rollback = stream_rollback,
     .post = stream_post,
     .give_back = stream_give_back,
+    .give_back_here = stream_give_back_here,
     .backlog = stream_backlog,
     .wait_backlog = stream_wait_backlog,
     .cancel_waits = stream_cancel_waits,
@@ -645,7 +747,10 @@ static ssize_t data_source_read(nghttp2_session *ng, int32_t id, uint8_t *buf, s
     session_t *s = user;
     stream_t *st = source->ptr;
     up_conn_t *conn = s->conn;
-    pthread_mutex_lock(&s->lock);
+    /* Once its return is taken (stream_flush), no borrower writes the stream: no lock. */
+    int locked = st->lent;
+    if (locked)
+        pthread_mutex_lock(&s->lock);
     uint64_t avail = st->out.bytes + st->out.file_bytes;
     ssize_t r;
     if (avail == 0) {
@@ -671,7 +776,8 @@ static ssize_t data_source_read(nghttp2_session *ng, int32_t id, uint8_t *buf, s
         }
     }
     int aborted = st->aborted && (*flags & NGHTTP2_DATA_FLAG_EOF);
-    pthread_mutex_unlock(&s->lock);
+    if (locked)
+        pthread_mutex_unlock(&s->lock);
     /* A body cut short must not end the stream as if whole: nghttp2 resets it. */
     return aborted ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE : r;
 }
@@ -683,13 +789,12 @@ static int arriving(const stream_t *st)
            st->ex.res->started == 0;
 }
 
+/* Whether a stream may be arriving: a count, so that the timer's choice and the stall check
+ * cost no walk over the streams when none is (a stream stops counting once it is whole,
+ * answered or closed, before arriving() turns false for it). */
 static int any_arriving(const session_t *s)
 {
-    for (const stream_t *st = s->streams; st != NULL; st = st->next) {
-        if (arriving(st))
-            return 1;
-    }
-    return 0;
+    return s->arriving > 0;
 }
 
 /* Frames what nghttp2 has to send into the connection's output, while that output is under
@@ -749,25 +854,19 @@ static int submit_head(session_t *s, stream_t *st, int status, const fields_t *f
 }
 
 /* Submits what a stream's writer left: an interim head, the final head, more body, or a reset
- * for a response given up; and lets go of a returned exchange. */
+ * for a response given up; and lets go of a returned exchange. The heads are submitted under
+ * the lock, straight from the stream's lists (nghttp2 copies them and calls nothing of ours
+ * meanwhile), so the lists keep their memory for the stream's next use. */
 static void stream_flush(session_t *s, stream_t *st)
 {
-    fields_t hints = {0}, head = {0};
     pthread_mutex_lock(&s->lock);
-    int hints_status = st->hints_ready ? st->hints_status : 0;
-    if (st->hints_ready) {
-        hints = st->hints;
-        st->hints = (fields_t){0};
-        st->hints_ready = 0;
-    }
+    int hints_ready = st->hints_ready;
+    st->hints_ready = 0;
     int submit = st->head_ready && !st->submitted;
     if (submit) {
-        head = st->out_fields;
-        st->out_fields = (fields_t){0};
         st->head_ready = 0;
         st->submitted = 1;
     }
-    int status = st->status, has_body = st->has_body;
     int returned = st->returned;
     int aborted = st->aborted;
     int body_now = st->body_done && up_outq_empty(&st->out);
@@ -777,19 +876,13 @@ static void stream_flush(session_t *s, stream_t *st)
         st->tunnel = st->new_tunnel;
         st->new_tunnel = NULL;
     }
-    pthread_mutex_unlock(&s->lock);
-    if (st->tunnel != NULL && st->early.len > 0) {
-        up_http2_tunnel_on_data(st->tunnel, (const uint8_t *)st->early.base, st->early.len);
-        up_buffer_release(&st->early, &s->conn->server->pool);
-    }
-
     if (st->ng_open) {
-        if (hints_status != 0 && (submit || !st->submitted))
-            submit_head(s, st, hints_status, &hints, NULL, 1);
+        if (hints_ready && (submit || !st->submitted))
+            submit_head(s, st, st->hints_status, &st->hints, NULL, 1);
         if (submit) {
-            has_body = has_body && !(body_now && !aborted);
+            int has_body = st->has_body && !(body_now && !aborted);
             nghttp2_data_provider body = {.source.ptr = st, .read_callback = data_source_read};
-            if (submit_head(s, st, status, &head, has_body ? &body : NULL, 0) != 0)
+            if (submit_head(s, st, st->status, &st->out_fields, has_body ? &body : NULL, 0) != 0)
                 nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id,
                                           NGHTTP2_INTERNAL_ERROR);
         } else if (st->submitted) {
@@ -802,8 +895,16 @@ static void stream_flush(session_t *s, stream_t *st)
         if (tunnel_reset)
             nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
     }
-    fields_free(&hints);
-    fields_free(&head);
+    if (hints_ready)
+        st->hints.len = st->hints.n = 0;
+    if (submit)
+        fields_empty(&st->out_fields);
+    pthread_mutex_unlock(&s->lock);
+    /* The tunnel's connection writes to the stream (under the lock): after it is let go. */
+    if (st->tunnel != NULL && st->early.len > 0) {
+        up_http2_tunnel_on_data(st->tunnel, (const uint8_t *)st->early.base, st->early.len);
+        up_buffer_release(&st->early, &s->conn->server->pool);
+    }
     if (st->tunnel != NULL && !st->ng_open) {
         up_http2_tunnel_on_gone(st->tunnel); /* gone before its head went out */
         st->tunnel = NULL;
@@ -933,6 +1034,7 @@ static void lend_stream(up_exchange_t *ex)
 /* An answer of the engine's own (a limit), on the loop thread, before any app saw the stream. */
 static void answer_now(session_t *s, stream_t *st, int status, const char *reason)
 {
+    done_arriving(s, st);
     st->answered = 1;
     up_response_send_simple(&st->ex, status, reason, 0);
     pthread_mutex_lock(&s->lock);
@@ -945,6 +1047,8 @@ static void answer_now(session_t *s, stream_t *st, int status, const char *reaso
  * go on sending. */
 static void expire_stalled(session_t *s)
 {
+    if (!any_arriving(s))
+        return;
     uint64_t timeout = s->conn->server->config.body_timeout_ms;
     uint64_t now = now_ms();
     for (stream_t *st = s->streams; st != NULL; st = st->next) {
@@ -979,13 +1083,16 @@ static void build_head(stream_t *st)
     }
     /* RFC 9113 §8.3.1: :authority stands for Host; the env's HTTP_HOST comes from it. */
     if (authority >= 0 && host < 0) {
+        /* The value is copied from the buffer itself, once it has room (which may move it). */
+        fields_reserve(f, 4 + f->v[authority].value_len);
         up_slice_t value = field_value(f, (size_t)authority);
-        char *copy = up_malloc(value.len + 1);
-        memcpy(copy, value.base, value.len);
-        fields_add(f, "host", 4, copy, value.len); /* may move the bytes: slices after */
-        free(copy);
+        fields_add(f, "host", 4, value.base, value.len); /* slices are taken after */
     }
-    st->headers = up_malloc((f->n + 1) * sizeof(*st->headers));
+    if (st->headers_cap < f->n + 1) {
+        free(st->headers);
+        st->headers_cap = f->n + 1 > 16 ? f->n + 1 : 16;
+        st->headers = up_malloc(st->headers_cap * sizeof(*st->headers));
+    }
     size_t n = 0;
     for (size_t i = 0; i < f->n; i++) {
         up_slice_t name = field_name(f, i);
@@ -1081,8 +1188,12 @@ static void session_dispatch(session_t *s)
     }
 }
 
+/* The stream of id, or NULL: the one whose head is being read without a lookup, since
+ * on_header asks once per field. */
 static stream_t *stream_by_id(session_t *s, int32_t id)
 {
+    if (s->heading != NULL && s->heading->id == id)
+        return s->heading;
     return nghttp2_session_get_stream_user_data(s->ng, id);
 }
 
@@ -1093,6 +1204,7 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *frame, voi
         return 0;
     stream_t *st = stream_new(s, frame->hd.stream_id);
     nghttp2_session_set_stream_user_data(ng, frame->hd.stream_id, st);
+    s->heading = st;
     return 0;
 }
 
@@ -1127,6 +1239,7 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *frame, const uint
 
 static void mark_ready(session_t *s, stream_t *st)
 {
+    done_arriving(s, st);
     if (st->ready_listed || st->answered)
         return;
     st->ready_listed = 1;
@@ -1326,15 +1439,22 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t error_code,
     if (st == NULL)
         return 0;
     nghttp2_session_set_stream_user_data(ng, id, NULL);
+    if (s->heading == st)
+        s->heading = NULL; /* closed: nghttp2 has no such stream for stream_by_id any more */
     st->ng_open = 0;
     if (st->tunnel != NULL) {
         up_http2_tunnel_on_gone(st->tunnel);
         st->tunnel = NULL;
     }
-    pthread_mutex_lock(&s->lock);
-    st->gone = 1;
-    pthread_cond_broadcast(&st->drained);
-    pthread_mutex_unlock(&s->lock);
+    done_arriving(s, st);
+    if (st->lent) {
+        pthread_mutex_lock(&s->lock);
+        st->gone = 1;
+        pthread_cond_broadcast(&st->drained);
+        pthread_mutex_unlock(&s->lock);
+    } else {
+        st->gone = 1; /* no borrower reads it any more (stream_flush took its return) */
+    }
     maybe_free(st);
     return 0;
 }
@@ -1539,6 +1659,9 @@ static void http2_on_close(up_conn_t *conn)
         drop = st->next_ready;
         stream_free(st);
     }
+    free_spares(s);
+    s->arriving = 0;
+    s->heading = NULL;
     s->lent = 0;
     s->ready_head = s->ready_tail = NULL;
     nghttp2_session_del(s->ng);
