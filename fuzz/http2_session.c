@@ -13,7 +13,10 @@
  *   bit 3     the client reads nothing until its frames are sent (the server's output backs up)
  *   bit 4     lent streams are answered between pieces, not only at the end
  *   bit 5     a graceful stop of the server once the frames are sent (GOAWAY, streams finish)
- * The app answers by path: /defer lends the stream and answers it later, /big streams 200 KB,
+ * A WebSocket (an extended CONNECT with :protocol websocket) is taken and echoes each message,
+ * its ping answered and its close handshaken on the stream ("close" closes it from the app);
+ * an event stream (a GET of /events accepting text/event-stream) sends one event and stays
+ * open. Other requests are answered by path: /defer lends the stream and answers it later, /big streams 200 KB,
  * /post streams parts handed over without waking the loop, /rollback drops a started answer
  * for a 500, /file sends a file, /echo answers the body's size, /204 a bodiless status,
  * anything else a short text. Whatever the input, the connection must end once the client hangs up, and every
@@ -26,6 +29,8 @@
 #include "fuzz.h"
 #include "http1/request.h"
 #include "http2/http2.h"
+#include "sse/sse.h"
+#include "websocket/websocket.h"
 
 #define MAX_DEFERRED 32
 /* Loop turns with nothing left to send, enough for every answer to be framed and written. */
@@ -105,9 +110,56 @@ static void answer(up_exchange_t *ex)
     }
 }
 
+/* ---- long-lived streams: carried connections (http2/http2_tunnel.h) */
+
+static void long_on_open(up_conn_t *conn, void *user)
+{
+    if (user == NULL)
+        up_sse_any_send(conn, NULL, 0, "1", 1, "first\nevent", 11);
+}
+
+static void long_on_message(up_conn_t *conn, void *user, up_upgrade_message_t *msg)
+{
+    (void)user;
+    up_ws_any_send(conn, msg->binary ? UP_WS_OP_BINARY : UP_WS_OP_TEXT, msg->data, msg->len);
+    up_ws_any_consumed(conn, msg->len);
+    if (msg->len == 5 && memcmp(msg->data, "close", 5) == 0)
+        up_ws_any_close(conn, 1000);
+    free(msg);
+}
+
+static const up_upgrade_events_t long_events = {long_on_open, long_on_message, NULL, NULL,
+                                                NULL};
+
+static const up_ws_settings_t ws_settings = {4096, 0, NULL};
+static int ws_user; /* a WebSocket's user; an event stream's is NULL */
+
+/* Takes an upgrade the request asks for; 1 when it did. */
+static int take_upgrade(up_exchange_t *ex)
+{
+    up_conn_t *conn = NULL;
+    if (ex->req->upgrade == UP_UPGRADE_WEBSOCKET) {
+        up_ws_t *ws = up_ws_lent_start_accept(ex, &ws_settings);
+        if (ws == NULL)
+            return 0;
+        conn = up_ws_lent_accept(ex, ws, &long_events, &ws_user);
+    } else if (ex->req->upgrade == UP_UPGRADE_SSE && path_is(ex, "/events")) {
+        if (up_sse_lent_start_accept(ex) != 0)
+            return 0;
+        conn = up_sse_lent_accept(ex, 1000, &long_events, NULL);
+    } else {
+        return 0;
+    }
+    if (conn != NULL)
+        up_conn_release(conn); /* the loop keeps it while it is open */
+    return 1;
+}
+
 static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
+    if (take_upgrade(ex))
+        return UP_REQUEST_DONE;
     if (path_is(ex, "/defer") && num_deferred < MAX_DEFERRED) {
         deferred[num_deferred++] = ex;
         return UP_REQUEST_DEFERRED;

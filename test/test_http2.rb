@@ -6,7 +6,7 @@
 # knowledge beside HTTP/1.1 on a plain port (§3.3); streams are Rack requests with HTTP/1.1's
 # env but SERVER_PROTOCOL, run on the app threads at once, answered without connection-
 # specific fields (§8.2.2); request bodies, streamed and file bodies, early hints as a 103
-# (RFC 8297); an event stream's GET sent back to HTTP/1.1 (RST_STREAM HTTP_1_1_REQUIRED, §7);
+# (RFC 8297); an event stream on its own stream (rack.upgrade? :sse, as on HTTP/1.1);
 # GOAWAY on a graceful stop (§6.8); the access log; the limits (§10.5) and http2: false
 # (--no-http2).
 require "fileutils"
@@ -18,6 +18,7 @@ require_relative "helper"
 require_relative "support/curl_client"
 require_relative "support/test_certificates"
 require_relative "support/h2_frames"
+require_relative "support/hpack_decoder"
 require "up/options"
 require "up/static_files"
 
@@ -317,9 +318,9 @@ class TestHTTP2 < Minitest::Test
     stopper.join
   end
 
-  # ---- event streams (rack.upgrade) go back to HTTP/1.1
+  # ---- event streams (rack.upgrade) on their streams
 
-  def test_an_event_stream_is_reset_with_http_1_1_required_and_other_streams_go_on
+  def test_an_event_stream_stays_on_its_stream_and_other_streams_go_on
     start_server(app, threads: 2)
     h2 = frames
     events = { "accept" => "text/html, text/event-stream;q=0.9" }
@@ -328,35 +329,42 @@ class TestHTTP2 < Minitest::Test
     h2.write_frame(:headers, H2Frames::END_HEADERS | H2Frames::END_STREAM, 5,
                    h2.header_block("/feed", events, method: "POST"))
     resets = {}
+    heads = {}
+    decoder = HpackDecoder.new # every block, in order: the dynamic table
     bodies = Hash.new { |h, k| h[k] = +"" }
     ended = []
     h2.read_until do |frame|
       resets[frame.stream] = frame.error_code if frame.type == H2Frames::TYPES[:rst_stream]
+      heads[frame.stream] = decoder.decode(frame.payload).to_h if frame.type == H2Frames::TYPES[:headers]
       bodies[frame.stream] << frame.payload if frame.type == H2Frames::TYPES[:data]
       ended << frame.stream if frame.type == H2Frames::TYPES[:data] && frame.flags.anybits?(H2Frames::END_STREAM)
-      resets.key?(1) && ended.include?(3) && ended.include?(5)
+      [1, 3, 5].all? { |id| ended.include?(id) }
     end
-    assert_equal({ 1 => 0xd }, resets, "RST_STREAM HTTP_1_1_REQUIRED (RFC 9113 §7) on the GET, and no other")
-    refute_includes bodies.keys, 1
+    assert_empty resets
+    assert_equal %w[200 text/event-stream], heads[1].values_at(":status", "content-type")
+    assert_equal "id: 1\nevent: greeting\ndata: hello\n\ndata: bye\n\n", bodies[1], "the events, then END_STREAM"
     assert_equal "/other", bodies[3]
-    assert_equal "no event stream on HTTP/2", bodies[5], "only a GET is sent back (EventSource's request)"
+    assert_equal "no event stream on HTTP/2", bodies[5], "only a GET is an event stream (EventSource's request)"
     h2.get(7, "/after")
     data = h2.read_until { |frame| frame.type == H2Frames::TYPES[:data] && frame.stream == 7 }
     assert_equal "/after", data&.payload, "the connection goes on"
   end
 
-  def test_curl_retries_an_event_stream_over_http_1_1
+  def test_curl_gets_an_event_stream_over_h2_with_prior_knowledge_and_over_tls
+    start_server(app)
+    out, err, status = Open3.capture3("curl", "-sS", "-N", "--http2-prior-knowledge", "--max-time", "10",
+                                      "-H", "accept: text/event-stream", "-w", "%{http_version}", url("/feed"))
+    assert status.success?, err
+    assert_equal "id: 1\nevent: greeting\ndata: hello\n\ndata: bye\n\n2", out
     cert = CA.issue("localhost")
     start_server(app, tls: tls_context(cert))
     out, err, status = Open3.capture3("curl", "-v", "-sS", "-N", "--http2", "--max-time", "10", "--cacert", CA.ca_file,
                                       "--resolve", "localhost:#{@port}:127.0.0.1", "-H", "accept: text/event-stream",
                                       "-w", "%{http_version}", "https://localhost:#{@port}/feed")
     assert status.success?, err
-    assert_match(/^> GET \/feed HTTP\/2\r?$/, err, "asked over h2 first")
-    assert_match(/HTTP_1_1_REQUIRED/, err, "curl says why it retried")
-    assert_match(/^> GET \/feed HTTP\/1\.1\r?$/, err)
+    refute_match(/HTTP_1_1_REQUIRED/, err)
     assert_match(%r{^< content-type: text/event-stream\r?$}, err)
-    assert_equal "id: 1\nevent: greeting\ndata: hello\n\ndata: bye\n\n1.1", out
+    assert_equal "id: 1\nevent: greeting\ndata: hello\n\ndata: bye\n\n2", out
   end
 
   # ---- limits

@@ -4,13 +4,14 @@
 # up_ruby's (test_http2.rb), on libuv, with nghttp2 from the node binary. h2c by prior
 # knowledge and h2 by ALPN beside HTTP/1.1, the env of a stream (SERVER_PROTOCOL, HTTP_HOST
 # from :authority, no hijack), a request body, streamed bodies, early hints, connection fields
-# dropped, an event stream sent back to HTTP/1.1, and --no-http2. The app is up_node's
+# dropped, an event stream on its stream, and --no-http2. The app is up_node's
 # (test/rackup/http2.ru), so both runtimes answer the same requests.
 require "json"
 require "open3"
 require "tmpdir"
 require_relative "helper"
 require_relative "support/curl_client"
+require_relative "support/h2_websockets"
 require_relative "support/test_certificates"
 require_relative "support/up_process"
 
@@ -65,7 +66,7 @@ class TestUpHTTP2 < Minitest::Test
     assert_equal "1.1", curl("--http1.1", *common, "https://localhost:#{@port}/env")[1]
   end
 
-  def test_curl_retries_an_event_stream_over_http_1_1
+  def test_curl_gets_an_event_stream_on_its_h2_stream
     cert = CA.issue("localhost")
     server = start_up("-s", "-c", cert.cert_file, "-k", cert.key_file, APP, wait: false)
     @port = server.wait_for(HTTPS_LINE)[1].to_i
@@ -73,10 +74,25 @@ class TestUpHTTP2 < Minitest::Test
                                       "--resolve", "localhost:#{@port}:127.0.0.1", "-H", "accept: text/event-stream",
                                       "-w", "%{http_version}", "https://localhost:#{@port}/events")
     assert status.success?, err
-    assert_match(/^> GET \/events HTTP\/2\r?$/, err, "asked over h2 first")
-    assert_match(/HTTP_1_1_REQUIRED/, err, "curl says why it retried")
-    assert_match(/^> GET \/events HTTP\/1\.1\r?$/, err)
-    assert_equal "id: 0\ndata: tick 0\n\nid: 1\ndata: tick 1\n\nid: 2\ndata: tick 2\n\n1.1", out
+    refute_match(/HTTP_1_1_REQUIRED/, err)
+    assert_match(%r{^< content-type: text/event-stream\r?$}, err)
+    assert_equal "id: 0\ndata: tick 0\n\nid: 1\ndata: tick 1\n\nid: 2\ndata: tick 2\n\n2", out
+  end
+
+  # RFC 8441 on `up`: the engine's tunnel on libuv (test_http2_websocket.rb has the rest).
+  def test_a_websocket_on_an_h2c_stream_beside_a_request
+    start_up(APP)
+    ws = H2WebSockets.new(connect)
+    assert ws.enable_connect_protocol?
+    assert_equal "200", ws.open(1, "/ws").status
+    assert_equal "hello HTTP/2", ws.read_frame(1).payload
+    ws.text(1, "echo me")
+    assert_equal "echo me", ws.read_frame(1).payload
+    ws.h2.headers(3, ws.h2.request_fields("/plain"))
+    assert_equal "/plain", ws.h2.response(3).body
+    ws.close(1, 1000)
+    assert_equal 1000, ws.read_frame(1).close_code
+    assert_equal [:end], ws.stream_end(1)
   end
 
   def test_no_http2_speaks_http_1_1_only

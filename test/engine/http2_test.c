@@ -1,15 +1,18 @@
-/* HTTP/2 (engine/http2/http2.c) driven by an nghttp2 client session over the harness's
- * socketpairs, under ASan/UBSan and TSan: the negotiation (the preface, or HTTP/1.1), a stream
- * answered on the loop thread, streams lent to other threads and answered there at once, a
- * request body, an event stream's GET sent back to HTTP/1.1, and the lifecycle edges where
- * memory goes wrong: a stream the client resets while its exchange is lent, and a connection
- * closed while one is. */
+/* HTTP/2 (engine/http2/http2.c, http2_tunnel.c) driven by an nghttp2 client session over the
+ * harness's socketpairs, under ASan/UBSan and TSan: the negotiation (the preface, or HTTP/1.1),
+ * a stream answered on the loop thread, streams lent to other threads and answered there at
+ * once, a request body, an event stream and a WebSocket (RFC 8441) carried on their streams,
+ * written from another thread, and the lifecycle edges where memory goes wrong: a stream the
+ * client resets while its exchange is lent or while it carries a WebSocket, and a connection
+ * closed while one is lent or carries one. */
 
 #include <nghttp2/nghttp2.h>
 #include <pthread.h>
 #include "engine_harness.h"
 #include "http2/http2.h"
+#include "sse/sse.h"
 #include "test.h"
+#include "websocket/websocket.h"
 
 #define MAX_STREAMS 16
 
@@ -172,6 +175,61 @@ static up_exchange_t *deferred[MAX_STREAMS];
 static int num_deferred;
 static int num_requests; /* the app calls */
 
+/* The long-lived streams: an event stream's first event and close, a WebSocket's echo. */
+static up_conn_t *carried;   /* the last one taken, with the test's reference */
+static int carried_closes;   /* on_close calls */
+static unsigned carried_code; /* the last on_close's code */
+
+static void carried_on_open(up_conn_t *conn, void *user)
+{
+    if (user == NULL) {
+        up_sse_any_send(conn, NULL, 0, NULL, 0, "one", 3);
+        up_sse_any_close(conn);
+    }
+}
+
+static void carried_on_message(up_conn_t *conn, void *user, up_upgrade_message_t *msg)
+{
+    (void)user;
+    up_ws_any_send(conn, UP_WS_OP_TEXT, msg->data, msg->len);
+    up_ws_any_consumed(conn, msg->len);
+    free(msg);
+}
+
+static void carried_on_close(up_conn_t *conn, void *user, unsigned code)
+{
+    (void)conn;
+    (void)user;
+    carried_closes++;
+    carried_code = code;
+}
+
+static const up_upgrade_events_t carried_events = {carried_on_open, carried_on_message, NULL,
+                                                   NULL, carried_on_close};
+static int ws_user;
+
+/* Takes the upgrade the request asks for; 1 when it did. */
+static int take_upgrade(up_exchange_t *ex)
+{
+    up_conn_t *conn = NULL;
+    if (ex->req->upgrade == UP_UPGRADE_WEBSOCKET) {
+        up_ws_settings_t settings = {1 << 20, 0, NULL};
+        up_ws_t *ws = up_ws_lent_start_accept(ex, &settings);
+        CHECK(ws != NULL, "a WebSocket");
+        conn = up_ws_lent_accept(ex, ws, &carried_events, &ws_user);
+    } else if (ex->req->upgrade == UP_UPGRADE_SSE) {
+        CHECK(up_sse_lent_start_accept(ex) == 0, "an event stream");
+        conn = up_sse_lent_accept(ex, 0, &carried_events, NULL);
+    } else {
+        return 0;
+    }
+    CHECK(conn != NULL && conn != ex->conn, "a connection of the stream's own");
+    if (carried != NULL)
+        up_conn_release(carried);
+    carried = conn;
+    return 1;
+}
+
 static void answer(up_exchange_t *ex, const char *text)
 {
     up_response_start(ex, 200);
@@ -185,6 +243,8 @@ static up_request_result_t on_request(up_exchange_t *ex, void *user)
 {
     (void)user;
     num_requests++;
+    if (take_upgrade(ex))
+        return UP_REQUEST_DONE;
     const up_http1_request_t *head = &ex->req->head;
     if (head->path.len == 6 && memcmp(head->path.base, "/defer", 6) == 0 &&
         num_deferred < MAX_STREAMS) {
@@ -230,6 +290,18 @@ static void start(harness_t *h)
     harness_start(h, NULL, &handler);
     num_deferred = 0;
     num_requests = 0;
+    carried = NULL;
+    carried_closes = 0;
+    carried_code = 0;
+}
+
+/* The server's end of the test: the reference a test took goes first. */
+static void stop(harness_t *h)
+{
+    if (carried != NULL)
+        up_conn_release(carried);
+    carried = NULL;
+    harness_stop(h);
 }
 
 static int deferred_count(h2_client_t *x, void *arg)
@@ -450,9 +522,9 @@ static void test_close_while_lent(void)
     harness_stop(&h);
 }
 
-/* An event stream's GET is reset with HTTP_1_1_REQUIRED before the app sees it, and freed
- * once closed; the other streams go on, and a POST that accepts events is the app's. */
-static void test_event_stream_sent_back_to_http_1_1(void)
+/* An event stream's GET stays on its stream: its events, then END_STREAM when the app closes
+ * it; the other streams go on, and a POST that accepts events is a request like any. */
+static void test_event_stream_on_its_stream(void)
 {
     harness_t h;
     start(&h);
@@ -466,16 +538,163 @@ static void test_event_stream_sent_back_to_http_1_1(void)
     CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)events), "the event stream closed");
     CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)plain), "the other stream closed");
     CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)post), "the POST closed");
-    CHECK(slot(&x, events)->error == NGHTTP2_HTTP_1_1_REQUIRED && slot(&x, events)->status == 0,
-          "error %u, status %d", slot(&x, events)->error, slot(&x, events)->status);
+    h2_stream_t *s = slot(&x, events);
+    CHECK(s->status == 200 && s->error == 0 && s->len == 11 && memcmp(s->body, "data: one\n\n", 11) == 0,
+          "status %d, error %u, %.*s", s->status, s->error, (int)s->len, s->body);
     CHECK(slot(&x, plain)->status == 200 && slot(&x, plain)->error == 0, "status %d",
           slot(&x, plain)->status);
     CHECK(slot(&x, post)->len == 4 && memcmp(slot(&x, post)->body, "3 h2", 4) == 0, "%.*s",
           (int)slot(&x, post)->len, slot(&x, post)->body);
-    CHECK(num_requests == 2, "the app saw %d requests", num_requests);
+    CHECK(num_requests == 3, "the app saw %d requests", num_requests);
+    for (int i = 0; i < 20 && carried_closes == 0; i++)
+        h2_pump(&x);
+    CHECK(carried_closes == 1 && carried_code == 0, "on_close %d, code %u", carried_closes,
+          carried_code);
     CHECK(!x.goaway, "no GOAWAY");
     h2_close(&x);
-    harness_stop(&h);
+    stop(&h);
+}
+
+/* ---- WebSockets (RFC 8441) */
+
+/* What the client sends on its WebSocket's stream: masked frames appended, DEFERRED when none
+ * is waiting (the stream stays open). */
+typedef struct ws_out_t {
+    uint8_t bytes[256];
+    size_t len, pos;
+} ws_out_t;
+
+static ssize_t ws_out_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len,
+                           uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    (void)ng;
+    (void)id;
+    (void)flags;
+    (void)user;
+    ws_out_t *o = source->ptr;
+    size_t n = o->len - o->pos < len ? o->len - o->pos : len;
+    if (n == 0)
+        return NGHTTP2_ERR_DEFERRED;
+    memcpy(buf, o->bytes + o->pos, n);
+    o->pos += n;
+    return (ssize_t)n;
+}
+
+/* A masked text frame (RFC 6455 §5.3; a key of zeros is a key). */
+static void ws_out_text(h2_client_t *x, int32_t id, ws_out_t *o, const char *text)
+{
+    size_t n = strlen(text);
+    o->bytes[o->len++] = 0x81;
+    o->bytes[o->len++] = (uint8_t)(0x80 | n);
+    memset(o->bytes + o->len, 0, 4);
+    o->len += 4;
+    memcpy(o->bytes + o->len, text, n);
+    o->len += n;
+    nghttp2_session_resume_data(x->ng, id);
+    nghttp2_session_send(x->ng);
+}
+
+static int32_t ws_open(h2_client_t *x, ws_out_t *o)
+{
+    nghttp2_nv nv[] = {
+        {(uint8_t *)":method", (uint8_t *)"CONNECT", 7, 7, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":protocol", (uint8_t *)"websocket", 9, 9, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":path", (uint8_t *)"/ws", 5, 3, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)":authority", (uint8_t *)"example.com", 10, 11, NGHTTP2_NV_FLAG_NONE},
+        {(uint8_t *)"sec-websocket-version", (uint8_t *)"13", 21, 2, NGHTTP2_NV_FLAG_NONE},
+    };
+    nghttp2_data_provider body = {.source.ptr = o, .read_callback = ws_out_read};
+    int32_t id = nghttp2_submit_request(x->ng, NULL, nv, 6, &body, NULL);
+    nghttp2_session_send(x->ng);
+    return id;
+}
+
+typedef struct received_t {
+    int32_t id;
+    const char *frame;
+    size_t len;
+} received_t;
+
+static int received(h2_client_t *x, void *arg)
+{
+    received_t *r = arg;
+    h2_stream_t *s = slot(x, r->id);
+    return s->len >= r->len && memcmp(s->body + s->len - r->len, r->frame, r->len) == 0;
+}
+
+static int carried_closed(h2_client_t *x, void *arg)
+{
+    (void)x;
+    return carried_closes >= (int)(intptr_t)arg;
+}
+
+static void *send_from_thread(void *arg)
+{
+    up_ws_any_send(arg, UP_WS_OP_TEXT, "thread", 6);
+    return NULL;
+}
+
+/* An extended CONNECT becomes a WebSocket on its stream: 200, frames both ways in DATA (an app
+ * thread's too), beside a plain request; the client's reset is the app's on_close (1006) and
+ * the connection goes on. */
+static void test_websocket_on_a_stream(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    int32_t first = h2_request(&x, "GET", "/sync", NULL); /* the server's SETTINGS come first */
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)first), "a plain stream");
+    ws_out_t out = {0};
+    int32_t id = ws_open(&x, &out);
+    CHECK(id > 0, "CONNECT submitted: %d", id);
+    ws_out_text(&x, id, &out, "hi");
+    received_t echo = {id, "\x81\x02hi", 4};
+    CHECK(h2_wait(&x, received, &echo), "the echo");
+    CHECK(slot(&x, id)->status == 200, "status %d", slot(&x, id)->status);
+    pthread_t t;
+    pthread_create(&t, NULL, send_from_thread, carried);
+    pthread_join(t, NULL);
+    received_t from_thread = {id, "\x81\x06thread", 8};
+    CHECK(h2_wait(&x, received, &from_thread), "what another thread sent");
+    int32_t plain = h2_request(&x, "GET", "/sync", NULL);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)plain), "a stream beside it");
+    nghttp2_submit_rst_stream(x.ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+    nghttp2_session_send(x.ng);
+    CHECK(h2_wait(&x, carried_closed, (void *)1), "on_close");
+    CHECK(carried_code == 1006, "code %u", carried_code);
+    CHECK(up_ws_any_send(carried, UP_WS_OP_TEXT, "late", 4) == -1, "a closed one refuses");
+    plain = h2_request(&x, "GET", "/sync", NULL);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)plain), "the connection goes on");
+    h2_close(&x);
+    stop(&h);
+}
+
+/* The connection ends while a stream carries a WebSocket: it closes with it (1006), and the
+ * app's reference outlives both. */
+static void test_connection_closed_under_a_websocket(void)
+{
+    harness_t h;
+    start(&h);
+    h2_client_t x;
+    h2_open(&h, &x);
+    int32_t first = h2_request(&x, "GET", "/sync", NULL);
+    CHECK(h2_wait(&x, stream_closed, (void *)(intptr_t)first), "a plain stream");
+    ws_out_t out = {0};
+    int32_t id = ws_open(&x, &out);
+    ws_out_text(&x, id, &out, "hi");
+    received_t echo = {id, "\x81\x02hi", 4};
+    CHECK(h2_wait(&x, received, &echo), "the echo");
+    client_hang_up(&x.c);
+    for (int i = 0; i < 50 && carried_closes == 0; i++)
+        harness_turn(&h, 1);
+    CHECK(carried_closes == 1 && carried_code == 1006, "on_close %d, code %u", carried_closes,
+          carried_code);
+    CHECK(up_ws_any_send(carried, UP_WS_OP_TEXT, "late", 4) == -1, "a closed one refuses");
+    nghttp2_session_del(x.ng);
+    client_close(&x.c);
+    stop(&h);
 }
 
 int main(void)
@@ -488,6 +707,8 @@ int main(void)
     test_streams_answered_on_threads();
     test_reset_while_lent();
     test_close_while_lent();
-    test_event_stream_sent_back_to_http_1_1();
+    test_event_stream_on_its_stream();
+    test_websocket_on_a_stream();
+    test_connection_closed_under_a_websocket();
     return test_report("http2");
 }

@@ -119,10 +119,10 @@ static up_request_result_t on_request(up_exchange_t *ex, void *user)
     up_ws_settings_t settings = {1 << 20, 0, NULL};
     if (ex->req->upgrade == UP_UPGRADE_WEBSOCKET) {
         up_ws_t *ws = up_ws_lent_start_accept(ex, &settings);
-        up_ws_lent_accept(ex, ws, &events, NULL);
+        up_conn_release(up_ws_lent_accept(ex, ws, &events, NULL));
     } else {
         up_sse_lent_start_accept(ex);
-        up_sse_lent_accept(ex, 0, &events, NULL);
+        up_conn_release(up_sse_lent_accept(ex, 0, &events, NULL));
     }
     return UP_REQUEST_DONE;
 }

@@ -92,12 +92,12 @@ static up_request_result_t on_request(up_exchange_t *ex, void *user)
     if (ex->req->upgrade == UP_UPGRADE_WEBSOCKET) {
         up_ws_t *ws = up_ws_lent_start_accept(ex, &app.settings);
         up_response_add_header(ex, "set-cookie", 10, "a=1", 3);
-        up_ws_lent_accept(ex, ws, &events, NULL);
+        up_conn_release(up_ws_lent_accept(ex, ws, &events, NULL));
         return UP_REQUEST_DONE;
     }
     if (ex->req->upgrade == UP_UPGRADE_SSE && app.sse) {
         up_sse_lent_start_accept(ex);
-        up_sse_lent_accept(ex, 1000, &events, NULL);
+        up_conn_release(up_sse_lent_accept(ex, 1000, &events, NULL));
         return UP_REQUEST_DONE;
     }
     app.plain_requests++;

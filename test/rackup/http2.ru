@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
-# Opal only (up_node): the app of the HTTP/2 tests (test/test_up_node_http2.rb). /env, /echo,
-# /stream and /hints as in features.ru; /events an event stream of three ticks; /fields
+# Opal only (up, up_node): the app of the HTTP/2 tests (test/test_up_http2.rb,
+# test/test_up_node_http2.rb). /env, /echo, /stream and /hints as in features.ru; /events an
+# event stream of three ticks; /ws a WebSocket that greets with its SERVER_PROTOCOL and echoes; /fields
 # answers with the HTTP/1.1 connection fields that HTTP/2 forbids (RFC 9113 §8.2.2); /slow
 # streams "first\n", and "last\n" a second later from a JS timer, so that a stream is in
 # flight while the test acts; anything else answers its path.
@@ -12,6 +13,17 @@ class Ticker
   def on_open(client)
     3.times { |i| client.write("tick #{i}", id: i) }
     client.close
+  end
+end
+
+# Greets with the protocol its request came over, then echoes.
+class Echo
+  def on_open(client)
+    client.write("hello #{client.env["SERVER_PROTOCOL"]}")
+  end
+
+  def on_message(client, data)
+    client.write(data)
   end
 end
 
@@ -35,6 +47,9 @@ run lambda { |env|
     [200, { "content-type" => "text/plain" }, ["after hints"]]
   when "/events"
     env["rack.upgrade"] = Ticker.new if env["rack.upgrade?"] == :sse
+    [200, {}, []]
+  when "/ws"
+    env["rack.upgrade"] = Echo.new if env["rack.upgrade?"] == :websocket
     [200, {}, []]
   when "/fields"
     [200, { "connection" => "close", "keep-alive" => "timeout=5", "transfer-encoding" => "chunked",

@@ -9,7 +9,7 @@ require_relative "hpack_encoder"
 # writes them, right or wrong, and what came back read as events: a header block decoded
 # (HPACK with Huffman and the dynamic table, so every block is read in order), a DATA frame,
 # a RST_STREAM, a GOAWAY or the end of the connection. The server's WINDOW_UPDATEs and SETTINGS
-# are taken on the way; its SETTINGS are acknowledged.
+# are taken on the way (the increments summed by stream); its SETTINGS are acknowledged.
 class H2CaseClient
   ERRORS = { no_error: 0x0, protocol_error: 0x1, internal_error: 0x2, flow_control_error: 0x3, settings_timeout: 0x4,
              stream_closed: 0x5, frame_size_error: 0x6, refused_stream: 0x7, cancel: 0x8, compression_error: 0x9,
@@ -44,7 +44,7 @@ class H2CaseClient
     end
   end
 
-  attr_reader :server_settings, :scheme, :socket
+  attr_reader :server_settings, :scheme, :socket, :window_updates
 
   # socket: connected (TCP, or TLS that chose h2); settings: the client's first SETTINGS;
   # timeout: how long a read waits for the server unless told.
@@ -58,6 +58,7 @@ class H2CaseClient
     @block = nil
     @ping = 0
     @held = [] # other streams' HEADERS and DATA read while a response was awaited
+    @window_updates = Hash.new(0) # the server's WINDOW_UPDATE increments, by stream (0: the connection)
     @frames = H2Frames.new(socket, settings: settings, greet: handshake)
     complete_handshake if handshake
   end
@@ -232,6 +233,8 @@ class H2CaseClient
       return frame.flags.anybits?(END_HEADERS) ? end_block : nil
     when :data
       payload = unpad(payload, frame.flags)
+    when :window_update
+      @window_updates[frame.stream] += payload.unpack1("N") & 0x7fffffff
     end
     Event.new(type, frame.flags, frame.stream, payload)
   end

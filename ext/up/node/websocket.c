@@ -255,6 +255,7 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
     if (i < 0)
         return string_value(env, "too many upgraded connections");
     up_ws_t *ws = NULL;
+    up_conn_t *conn = NULL;
     int protocol_too = 0;
     if (kind == UP_UPGRADE_WEBSOCKET) {
         protocol_too = unoffered_protocol(env, u, ex, argv[1], n);
@@ -273,9 +274,10 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
         if (ws != NULL)
             up_ws_discard(ws);
         up_response_rollback(ex);
-    } else if (kind == UP_UPGRADE_WEBSOCKET ? up_ws_lent_accept(ex, ws, &client_events, user)
-                                            : up_sse_lent_accept(ex, u->sse_heartbeat_ms,
-                                                                 &client_events, user)) {
+    } else if ((conn = kind == UP_UPGRADE_WEBSOCKET
+                           ? up_ws_lent_accept(ex, ws, &client_events, user)
+                           : up_sse_lent_accept(ex, u->sse_heartbeat_ms, &client_events,
+                                                user)) == NULL) {
         err = "the upgrade cannot be written";
         up_response_rollback(ex);
     }
@@ -285,8 +287,7 @@ static napi_value upgrade(napi_env env, napi_callback_info info)
         return string_value(env, err);
     }
     up_node_client_t *c = &u->clients[i];
-    up_conn_retain(ex->conn);
-    c->conn = ex->conn;
+    c->conn = conn; /* ex->conn, or its HTTP/2 stream's own: ours to release */
     c->kind = kind;
     up_node_exchange_finish(u->srv, slot);
     napi_create_uint32(env, token_of(u, (uint32_t)i), &result);

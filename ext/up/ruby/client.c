@@ -471,15 +471,15 @@ int up_rb_upgrade(up_rb_server_t *srv, up_exchange_t *ex, VALUE env, VALUE respo
         c->closed = 1;
         return 1;
     }
-    int r = kind == UP_UPGRADE_WEBSOCKET
-                ? up_ws_lent_accept(ex, ws, &events, c)
-                : up_sse_lent_accept(ex, srv->sse_heartbeat_ms, &events, c);
-    if (r != 0) {
+    /* The connection it lives on, ours to release: ex->conn, or its HTTP/2 stream's own. */
+    up_conn_t *conn = kind == UP_UPGRADE_WEBSOCKET
+                          ? up_ws_lent_accept(ex, ws, &events, c)
+                          : up_sse_lent_accept(ex, srv->sse_heartbeat_ms, &events, c);
+    if (conn == NULL) {
         c->closed = 1;
         return 1;
     }
-    up_conn_retain(ex->conn);
-    c->conn = ex->conn;
+    c->conn = conn;
     atomic_fetch_add(kind == UP_UPGRADE_WEBSOCKET ? &srv->websockets_open : &srv->sse_open, 1);
     c->next = srv->clients;
     if (srv->clients != NULL)

@@ -15,6 +15,18 @@
 static void conn_on_event(up_watcher_t *w, unsigned revents);
 static int write_out(up_conn_t *conn);
 
+/* Watches conn for events: through the loop, or through the transport when it has no socket
+ * of its own (a carried connection, transport.h's watch). */
+static int watch(up_conn_t *conn, unsigned events)
+{
+    if (conn->transport->watch != NULL) {
+        conn->_watcher.events = events;
+        conn->transport->watch(conn, events);
+        return 0;
+    }
+    return up_loop_watch(conn->server->loop, &conn->_watcher, events);
+}
+
 /* ---------------------------------------------------------------- state */
 
 static up_conn_state_t state_of(const up_conn_t *conn)
@@ -184,7 +196,7 @@ void up_conn_loop_close(up_conn_t *conn)
         /* The borrower still reads the request and writes the response: stop it producing,
          * and close when it returns the exchange. */
         break_locked_state(conn, UP_CONN_LENT_BROKEN);
-        up_loop_watch(server->loop, &conn->_watcher, 0);
+        watch(conn, 0);
         up_timer_disarm(&conn->_timer);
         conn->_timer_kind = UP_TIMER_NONE;
         return;
@@ -192,6 +204,8 @@ void up_conn_loop_close(up_conn_t *conn)
     break_locked_state(conn, UP_CONN_CLOSED);
     conn->protocol->on_close(conn);
     up_timer_disarm(&conn->_timer);
+    if (conn->transport->watch != NULL)
+        watch(conn, 0); /* the backend never watched it: it must not try to stop that */
     up_loop_close_watcher(server->loop, &conn->_watcher, conn_on_closed);
     conn->transport->close(conn);
     unlink_conn(conn);
@@ -203,6 +217,54 @@ void up_conn_loop_close_abandoned(up_conn_t *conn)
     if (is_lent(state) || state == UP_CONN_LENT_BROKEN)
         set_state(conn, UP_CONN_OPEN);
     up_conn_loop_close(conn);
+}
+
+up_conn_t *up_conn_new_carried(up_context_t *server, const up_listener_t *listener,
+                               const up_transport_t *transport, void *transport_data,
+                               const char *remote_addr, const up_protocol_t *protocol,
+                               void *data)
+{
+    up_conn_t *conn = up_calloc(1, sizeof(*conn));
+    conn->protocol = protocol;
+    conn->protocol_data = data;
+    conn->_watcher.fd = -1;
+    conn->_watcher.cb = conn_on_event;
+    conn->server = server;
+    conn->listener = listener;
+    conn->transport = transport;
+    conn->transport_data = transport_data;
+    atomic_init(&conn->_state, UP_CONN_OPEN);
+    atomic_init(&conn->_refs, 2); /* the loop's, and the caller's */
+    pthread_mutex_init(&conn->_mail_lock, NULL);
+    up_server_retain(server);
+    snprintf(conn->remote_addr, sizeof(conn->remote_addr), "%s", remote_addr);
+    return conn;
+}
+
+void up_conn_loop_start_carried(up_conn_t *conn)
+{
+    up_context_t *server = conn->server;
+    conn->_next = server->conns;
+    if (server->conns != NULL)
+        server->conns->_prev = conn;
+    server->conns = conn;
+    server->num_conns++;
+    up_conn_loop_switch_protocol(conn, conn->protocol, conn->protocol_data);
+    up_conn_loop_update(conn);
+}
+
+void up_conn_discard_carried(up_conn_t *conn)
+{
+    set_state(conn, UP_CONN_CLOSED);
+    up_conn_release(conn);
+    up_conn_release(conn);
+}
+
+void up_conn_loop_drop_carried(up_conn_t *conn)
+{
+    break_locked_state(conn, UP_CONN_CLOSED);
+    conn->protocol->on_close(conn);
+    up_conn_release(conn);
 }
 
 void up_conn_loop_close_after_output(up_conn_t *conn)
@@ -457,7 +519,7 @@ static int wants_input(const up_conn_t *conn)
  * it (conn.h). */
 static void hand_over(up_conn_t *conn)
 {
-    if (up_loop_watch(conn->server->loop, &conn->_watcher, 0) != 0) {
+    if (watch(conn, 0) != 0) {
         up_conn_loop_close(conn); /* still watched: it cannot be handed on safely */
         return;
     }
@@ -510,8 +572,7 @@ void up_conn_loop_update(up_conn_t *conn)
         events |= conn->_watcher.events & UP_EV_READ; /* as conn_on_event left it */
     else if (wants_input(conn))
         events |= UP_EV_READ;
-    if (up_loop_watch(conn->server->loop, &conn->_watcher,
-                      conn->transport->events(conn, events)) != 0) {
+    if (watch(conn, conn->transport->events(conn, events)) != 0) {
         up_conn_loop_close(conn);
         return;
     }
@@ -615,7 +676,7 @@ static void conn_on_event(up_watcher_t *w, unsigned revents)
              * watch is kept on during an exchange, since taking it off and on again would cost
              * two syscalls a request, and only comes off when the socket would otherwise keep
              * waking the loop (the client sent more, or left). */
-            up_loop_watch(conn->server->loop, w, w->events & ~UP_EV_READ);
+            watch(conn, w->events & ~UP_EV_READ);
         } else if (state == UP_CONN_OPEN && conn->_want_read && !conn->eof) {
             read_input(conn);
             if (state_of(conn) == UP_CONN_CLOSED)

@@ -192,6 +192,23 @@ static inline void *up_conn_protocol_state(const up_conn_t *conn)
 {
     return (char *)conn + UP_CONN_STATE_OFFSET;
 }
+/* A carried connection: no socket of its own, its bytes carried by another protocol's
+ * transport (an HTTP/2 stream holding a WebSocket or an event stream, http2/http2_tunnel.h),
+ * so the WebSocket and SSE protocols, pub/sub and the bindings run on it as on a socket. Made
+ * by the thread that accepts the upgrade, speaking protocol (data: its protocol_data) once
+ * started; it holds two references, the loop's and the caller's. Any thread. */
+up_conn_t *up_conn_new_carried(up_context_t *server, const up_listener_t *listener,
+                               const up_transport_t *transport, void *transport_data,
+                               const char *remote_addr, const up_protocol_t *protocol,
+                               void *data);
+/* Starts it on the loop: listed and counted as the server's connections are, its protocol's
+ * on_start runs, then its output is written and its input read as its transport allows. */
+void up_conn_loop_start_carried(up_conn_t *conn);
+/* Its maker's undo, before handing it to anyone: freed with its protocol_data (on_free). */
+void up_conn_discard_carried(up_conn_t *conn);
+/* One that will never start (its stream went first): CLOSED, its protocol's on_close runs
+ * (the binding hears of the close), and the loop's reference goes. */
+void up_conn_loop_drop_carried(up_conn_t *conn);
 /* Closes at once, whatever is queued; when LENT, marks it LENT_BROKEN (the borrower's
  * producers stop, its waiters wake) and closes when it is returned. No-op when CLOSED. */
 void up_conn_loop_close(up_conn_t *conn);

@@ -76,6 +76,10 @@ typedef struct up_transport_t {
     int (*detach)(up_conn_t *conn);
     /* The loop events to watch, given those the connection wants (see above). */
     unsigned (*events)(up_conn_t *conn, unsigned wanted);
+    /* NULL but for a transport with no socket of its own (a carried connection, conn.h): the
+     * events the connection wants are told to it instead of the loop, and it brings them about
+     * (up_conn_loop_defer_update when input came or output can go on). */
+    void (*watch)(up_conn_t *conn, unsigned events);
     /* A listener's reference to a context of this transport, taken and dropped (server/server.c);
      * any thread. */
     void (*retain_context)(void *ctx);

@@ -1,12 +1,21 @@
 /* HTTP/2 on libnghttp2; see http2.h for the contract and the threads. */
 
 #include "http2/http2.h"
+#include "http2/http2_tunnel.h"
 
 #ifndef UP_HAVE_NGHTTP2
 
 int up_http2_available(void)
 {
     return 0;
+}
+
+up_conn_t *up_http2_lent_tunnel(up_exchange_t *ex, const up_protocol_t *protocol, void *data)
+{
+    (void)ex;
+    (void)protocol;
+    (void)data;
+    return NULL;
 }
 
 #else
@@ -133,6 +142,10 @@ typedef struct stream_t {
     unsigned rejected : 1;     /* 431: the head was over a limit */
     unsigned body_rejected : 1; /* 413 */
     unsigned counted : 1;       /* in session->arriving */
+    unsigned extended_connect : 1; /* RFC 8441: a CONNECT with :protocol */
+    /* Carries a WebSocket or an event stream once its head is out (http2_tunnel.h). */
+    up_http2_tunnel_t *tunnel;
+    up_buffer_t early; /* an extended CONNECT's DATA before its tunnel: the tunnel's first input */
     uint64_t held;             /* body bytes kept in memory: their windows stay closed */
     uint64_t last_in_ms;       /* when its head or its last body bytes came (body timeout) */
     /* under lock */
@@ -150,6 +163,8 @@ typedef struct stream_t {
     unsigned char gone;        /* the client closed the stream, or the connection closed */
     unsigned char submitted;   /* its head went to nghttp2 (written by the loop, under lock) */
     unsigned char has_body;    /* the final head's: DATA may follow (not HEAD, 204, 304) */
+    unsigned char tunnel_reset; /* the tunnel closed with the stream open: RST_STREAM */
+    up_http2_tunnel_t *new_tunnel; /* made by the borrower, taken by the loop (stream_flush) */
     int status;                /* the final head's */
     up_outq_t out;             /* body bytes the app wrote, not yet framed */
     pthread_cond_t drained;    /* out was taken from, or the stream is gone */
@@ -253,6 +268,7 @@ static void stream_clear(stream_t *st)
     up_outq_clear(&st->out, pool);
     pthread_cond_destroy(&st->drained);
     up_request_body_reset(&st->req.body, pool);
+    up_buffer_release(&st->early, pool);
     fields_free(&st->hints);
 }
 
@@ -336,7 +352,7 @@ static void release_held(session_t *s, stream_t *st)
 /* Loop thread: frees st once nothing holds it. */
 static void maybe_free(stream_t *st)
 {
-    if (st->ng_open || st->lent || st->ready_listed || st->news)
+    if (st->ng_open || st->lent || st->ready_listed || st->news || st->tunnel != NULL)
         return;
     release_held(st->session, st);
     unlink_stream(st);
@@ -752,6 +768,8 @@ static ssize_t data_source_read(nghttp2_session *ng, int32_t id, uint8_t *buf, s
                                  avail < length ? (size_t)avail : length);
         if (st->waiters > 0)
             pthread_cond_broadcast(&st->drained); /* its producer may go on (stream_wait) */
+        if (st->tunnel != NULL)
+            up_http2_tunnel_on_taken(st->tunnel);
         if (n < 0) {
             r = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* a file shrank: reset the stream */
         } else {
@@ -855,6 +873,12 @@ static void stream_flush(session_t *s, stream_t *st)
     int returned = st->returned;
     int aborted = st->aborted;
     int body_now = st->body_done && up_outq_empty(&st->out);
+    int tunnel_reset = st->tunnel_reset;
+    st->tunnel_reset = 0;
+    if (st->new_tunnel != NULL) {
+        st->tunnel = st->new_tunnel;
+        st->new_tunnel = NULL;
+    }
     if (st->ng_open) {
         if (hints_ready && (submit || !st->submitted))
             submit_head(s, st, st->hints_status, &st->hints, NULL, 1);
@@ -871,12 +895,25 @@ static void stream_flush(session_t *s, stream_t *st)
             nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
         else if (aborted && !submit && st->submitted && body_now)
             nghttp2_session_resume_data(s->ng, st->id); /* the source resets it */
+        if (tunnel_reset)
+            nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
     }
     if (hints_ready)
         st->hints.len = st->hints.n = 0;
     if (submit)
         fields_empty(&st->out_fields);
     pthread_mutex_unlock(&s->lock);
+    /* The tunnel's connection writes to the stream (under the lock): after it is let go. */
+    if (st->tunnel != NULL && st->early.len > 0) {
+        up_http2_tunnel_on_data(st->tunnel, (const uint8_t *)st->early.base, st->early.len);
+        up_buffer_release(&st->early, &s->conn->server->pool);
+    }
+    if (st->tunnel != NULL && !st->ng_open) {
+        up_http2_tunnel_on_gone(st->tunnel); /* gone before its head went out */
+        st->tunnel = NULL;
+    } else if (st->tunnel != NULL && st->submitted) {
+        up_http2_tunnel_start(st->tunnel);
+    }
     if (returned && st->lent) {
         st->lent = 0;
         s->lent--;
@@ -899,6 +936,92 @@ static void session_take_news(session_t *s)
         stream_flush(s, st);
         maybe_free(st);
     }
+}
+
+/* ---------------------------------------------------------------- tunnels (http2_tunnel.h) */
+
+up_conn_t *up_http2_lent_tunnel(up_exchange_t *ex, const up_protocol_t *protocol, void *data)
+{
+    if (ex->ops != &stream_ops)
+        return NULL;
+    stream_t *st = stream_of(ex);
+    session_t *s = st->session;
+    up_http2_tunnel_t *t = up_http2_tunnel_new(ex, st, protocol, data);
+    up_conn_t *conn = up_http2_tunnel_conn(t);
+    pthread_mutex_lock(&s->lock);
+    int open = !st->gone && !s->dead;
+    if (open)
+        st->new_tunnel = t;
+    pthread_mutex_unlock(&s->lock);
+    if (!open) {
+        up_http2_tunnel_discard(t);
+        return NULL;
+    }
+    return conn;
+}
+
+ssize_t up_http2_stream_append(void *stream, const struct iovec *iov, int iovcnt, size_t max)
+{
+    stream_t *st = stream;
+    session_t *s = st->session;
+    up_buffer_pool_t *pool = &s->conn->server->pool;
+    if (!stream_lock_open(st))
+        return -1;
+    size_t taken = 0;
+    for (int i = 0; i < iovcnt && taken < max; i++) {
+        size_t n = iov[i].iov_len < max - taken ? iov[i].iov_len : max - taken;
+        up_outq_append(&st->out, pool, iov[i].iov_base, n);
+        taken += n;
+    }
+    int tell = taken > 0 && add_news_locked(s, st);
+    pthread_mutex_unlock(&s->lock);
+    if (tell)
+        up_conn_any_notify(s->conn);
+    return (ssize_t)taken;
+}
+
+uint64_t up_http2_stream_unframed(void *stream)
+{
+    return stream_backlog(&((stream_t *)stream)->ex);
+}
+
+void up_http2_stream_consume(void *stream, size_t n)
+{
+    stream_t *st = stream;
+    session_t *s = st->session;
+    if (s->ng == NULL || !st->ng_open)
+        return;
+    nghttp2_session_consume_stream(s->ng, st->id, n);
+    up_conn_any_notify(s->conn); /* its WINDOW_UPDATE goes with the session's next send */
+}
+
+/* Tells the loop's session what the tunnel asked of its stream. */
+static void tunnel_news(stream_t *st, int reset)
+{
+    session_t *s = st->session;
+    pthread_mutex_lock(&s->lock);
+    if (reset) {
+        st->tunnel_reset = 1;
+        up_outq_clear(&st->out, &s->conn->server->pool);
+    } else {
+        st->body_done = 1;
+    }
+    int tell = add_news_locked(s, st);
+    pthread_mutex_unlock(&s->lock);
+    if (tell)
+        up_conn_any_notify(s->conn);
+}
+
+void up_http2_stream_end(void *stream)
+{
+    tunnel_news(stream, 0);
+}
+
+void up_http2_stream_detach(void *stream)
+{
+    stream_t *st = stream;
+    st->tunnel = NULL;
+    tunnel_news(st, 1);
 }
 
 /* ---------------------------------------------------------------- input (loop thread) */
@@ -984,7 +1107,8 @@ static void build_head(stream_t *st)
     set_slice(f, authority >= 0 ? authority : host, &head->host);
     head->headers = st->headers;
     head->num_headers = n;
-    if (head->method.len == 7 && memcmp(head->method.base, "CONNECT", 7) == 0) {
+    if (head->method.len == 7 && memcmp(head->method.base, "CONNECT", 7) == 0 &&
+        !st->extended_connect) {
         head->target_form = UP_HTTP1_TARGET_AUTHORITY;
         head->target = head->host;
         head->path = head->host;
@@ -1006,13 +1130,36 @@ static void build_head(stream_t *st)
     head->chunked = head->content_length < 0 && st->req.body.len > 0;
 }
 
-/* A GET that HTTP/1 would offer the app as an event stream (rack.upgrade? :sse): EventSource's
- * request. Other methods stay on the stream, as a request whose response streams. */
-static int wants_event_stream(const stream_t *st)
+/* The field named name (lowercase, as HTTP/2 sends them), or an empty slice. */
+static up_slice_t field_named(const fields_t *f, const char *name, size_t len)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        up_slice_t n = field_name(f, i);
+        if (n.len == len && memcmp(n.base, name, len) == 0)
+            return field_value(f, i);
+    }
+    return (up_slice_t){NULL, 0};
+}
+
+/* What the stream may become (rack.upgrade?), as HTTP/1 decides it: a WebSocket for RFC 8441's
+ * extended CONNECT with :protocol websocket and version 13 (no key: §5), an event stream for a
+ * GET that accepts text/event-stream (EventSource's request); other methods that accept it
+ * stay requests whose response streams. */
+static up_upgrade_kind_t upgrade_of(const stream_t *st)
 {
     const up_http1_request_t *head = &st->req.head;
+    if (st->extended_connect) {
+        up_slice_t protocol = field_named(&st->in, ":protocol", 9);
+        up_slice_t version = field_named(&st->in, "sec-websocket-version", 21);
+        return UP_LOWER_EQ(protocol.base, protocol.len, "websocket") && version.len == 2 &&
+                       memcmp(version.base, "13", 2) == 0
+                   ? UP_UPGRADE_WEBSOCKET
+                   : UP_UPGRADE_NONE;
+    }
     return head->method.len == 3 && memcmp(head->method.base, "GET", 3) == 0 &&
-           up_http1_accepts_events(head);
+                   up_http1_accepts_events(head)
+               ? UP_UPGRADE_SSE
+               : UP_UPGRADE_NONE;
 }
 
 /* Hands every complete stream to the handler chain, in the order they completed. */
@@ -1030,15 +1177,7 @@ static void session_dispatch(session_t *s)
             continue;
         }
         build_head(st);
-        if (wants_event_stream(st)) {
-            /* An event stream is taken over HTTP/1.1 only (rack.upgrade, docs/websockets.md):
-             * HTTP_1_1_REQUIRED (RFC 9113 §7) has the client retry it there, as browsers and curl
-             * do. */
-            st->answered = 1;
-            nghttp2_submit_rst_stream(s->ng, NGHTTP2_FLAG_NONE, st->id,
-                                      NGHTTP2_HTTP_1_1_REQUIRED);
-            continue;
-        }
+        st->req.upgrade = upgrade_of(st);
         up_handled_t h = up_server_loop_handle(server, &st->ex, lend_stream);
         if (h == UP_HANDLED_HERE) {
             pthread_mutex_lock(&s->lock);
@@ -1098,6 +1237,8 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *frame, const uint
         fields_free(&st->in);
         return 0;
     }
+    if (name_len == 9 && memcmp(name, ":protocol", 9) == 0)
+        st->extended_connect = 1;
     fields_add(&st->in, (const char *)name, name_len, (const char *)value, value_len);
     return 0;
 }
@@ -1179,10 +1320,13 @@ static int before_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, vo
  * stalled): RST_STREAM NO_ERROR tells the client to stop sending it (RFC 9113 §8.1). */
 static int on_frame_send(nghttp2_session *ng, const nghttp2_frame *frame, void *user)
 {
-    (void)user;
+    session_t *s = user;
+    /* A tunnel's stream (a WebSocket's close) waits for the client's END_STREAM instead. */
     if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) &&
-        nghttp2_session_get_stream_remote_close(ng, frame->hd.stream_id) == 0)
+        nghttp2_session_get_stream_remote_close(ng, frame->hd.stream_id) == 0 &&
+        (stream_by_id(s, frame->hd.stream_id) == NULL ||
+         stream_by_id(s, frame->hd.stream_id)->tunnel == NULL))
         nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
     return 0;
 }
@@ -1229,7 +1373,16 @@ static int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *frame, void *
             submit_head(s, st, 100, &none, NULL, 1);
         }
     }
-    if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+    if (st->tunnel != NULL) {
+        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            up_http2_tunnel_on_end(st->tunnel);
+        return 0;
+    }
+    /* An extended CONNECT's stream stays open for what it will carry: its head is the whole
+     * request (RFC 8441 §4). */
+    if (st->extended_connect ? frame->hd.type == NGHTTP2_HEADERS &&
+                                   frame->headers.cat == NGHTTP2_HCAT_REQUEST
+                             : (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0)
         mark_ready(s, st);
     return 0;
 }
@@ -1257,6 +1410,16 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t id, const u
     stream_t *st = stream_by_id(s, id);
     if (st == NULL || st->answered) {
         drop_data(s, st, len);
+        return 0;
+    }
+    if (st->tunnel != NULL || st->extended_connect) {
+        /* The connection's window reopens now, the stream's as the tunnel reads: what comes
+         * before the app took the upgrade waits for it (the stream's window bounds it). */
+        nghttp2_session_consume_connection(ng, len);
+        if (st->tunnel != NULL)
+            up_http2_tunnel_on_data(st->tunnel, data, len);
+        else
+            up_buffer_append(&st->early, &s->conn->server->pool, data, len);
         return 0;
     }
     st->last_in_ms = now_ms();
@@ -1303,6 +1466,10 @@ static int on_stream_close(nghttp2_session *ng, int32_t id, uint32_t error_code,
     if (s->heading == st)
         s->heading = NULL; /* closed: nghttp2 has no such stream for stream_by_id any more */
     st->ng_open = 0;
+    if (st->tunnel != NULL) {
+        up_http2_tunnel_on_gone(st->tunnel);
+        st->tunnel = NULL;
+    }
     done_arriving(s, st);
     if (st->lent) {
         pthread_mutex_lock(&s->lock);
@@ -1360,6 +1527,8 @@ static session_t *session_new(up_conn_t *conn)
         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, UP_HTTP2_MAX_CONCURRENT_STREAMS},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, (uint32_t)cfg->max_head_size},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UP_HTTP2_STREAM_WINDOW},
+        /* RFC 8441: WebSockets on streams (extended CONNECT). */
+        {NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1},
     };
     nghttp2_submit_settings(s->ng, NGHTTP2_FLAG_NONE, settings,
                             sizeof(settings) / sizeof(settings[0]));
@@ -1477,6 +1646,11 @@ static void http2_on_close(up_conn_t *conn)
      * return is taken here) or sees dead and frees the stream itself (stream_give_back). */
     stream_t *drop = NULL;
     unsigned released = 0;
+    size_t num_tunnels = 0;
+    for (stream_t *st = s->streams; st != NULL; st = st->next)
+        num_tunnels++;
+    up_http2_tunnel_t **tunnels = up_calloc(num_tunnels + 1, sizeof(*tunnels));
+    num_tunnels = 0;
     pthread_mutex_lock(&s->lock);
     s->dead = 1;
     for (stream_t *st = s->news; st != NULL; st = st->next_news)
@@ -1487,6 +1661,9 @@ static void http2_on_close(up_conn_t *conn)
         unlink_stream(st);
         st->gone = 1;
         pthread_cond_broadcast(&st->drained);
+        if (st->new_tunnel != NULL || st->tunnel != NULL)
+            tunnels[num_tunnels++] = st->tunnel != NULL ? st->tunnel : st->new_tunnel;
+        st->tunnel = st->new_tunnel = NULL;
         if (st->lent && st->returned) {
             st->lent = 0;
             released++;
@@ -1497,6 +1674,10 @@ static void http2_on_close(up_conn_t *conn)
         }
     }
     pthread_mutex_unlock(&s->lock);
+    /* Their carried connections close now (their on_close before the session's streams go). */
+    for (size_t i = 0; i < num_tunnels; i++)
+        up_http2_tunnel_close(tunnels[i]);
+    free(tunnels);
     while (drop != NULL) {
         stream_t *st = drop;
         drop = st->next_ready;

@@ -7,7 +7,9 @@
  * chain as HTTP/1's requests and lent to the binding, several at once on one connection; the
  * binding answers it with the same response writer calls (http1/response.h), which land here
  * through the exchange's ops. The connection itself is never lent: it goes on reading and
- * writing other streams while an app thread works on one.
+ * writing other streams while an app thread works on one. A stream the app upgrades (a
+ * WebSocket by RFC 8441's extended CONNECT, an event stream) goes on as a connection of its
+ * own that the stream carries (http2_tunnel.h).
  *
  * Threads: the nghttp2 session is the loop thread's alone. A borrower writes its stream's
  * response head and body into the stream under the session's lock and tells the loop

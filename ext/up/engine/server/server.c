@@ -161,6 +161,9 @@ void up_server_free(up_context_t *server)
     up_conn_loop_run_deferred(server);
     while (server->conns != NULL)
         up_conn_loop_close_abandoned(server->conns);
+    /* What those closes told the others (a WebSocket on an HTTP/2 stream tells its session):
+     * dropped with the references it holds. */
+    up_conn_loop_take_mail(server);
     up_loop_set_tick(server->loop, 1000, NULL, NULL);
     up_loop_set_wake(server->loop, NULL, NULL);
     up_server_release(server);

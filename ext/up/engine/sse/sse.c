@@ -6,6 +6,7 @@
 #include "base/token.h"
 #include "http1/http1.h"
 #include "http1/response.h"
+#include "http2/http2_tunnel.h"
 #include "sse/sse.h"
 
 typedef struct up_sse_t {
@@ -34,19 +35,22 @@ int up_sse_lent_start_accept(up_exchange_t *ex)
     return 0;
 }
 
-int up_sse_lent_accept(up_exchange_t *ex, unsigned heartbeat_ms, const up_upgrade_events_t *events,
-                       void *user)
+up_conn_t *up_sse_lent_accept(up_exchange_t *ex, unsigned heartbeat_ms,
+                              const up_upgrade_events_t *events, void *user)
 {
     if (ex->req->upgrade != UP_UPGRADE_SSE ||
         up_response_end_head(ex, UP_RESPONSE_OPEN_STREAM) != UP_RESPONSE_OK)
-        return -1;
-    up_response_finish(ex);
+        return NULL;
     up_sse_t *sse = up_calloc(1, sizeof(*sse));
     sse->events = events;
     sse->user = user;
     sse->heartbeat_ms = heartbeat_ms;
+    if (ex->req->http2)
+        return up_http2_lent_tunnel(ex, &up_sse_protocol, sse); /* sse goes with it */
+    up_response_finish(ex);
     up_http1_switch_protocol(ex, &up_sse_protocol, sse);
-    return 0;
+    up_conn_retain(ex->conn);
+    return ex->conn;
 }
 
 /* ---------------------------------------------------------------- events */

@@ -21,11 +21,13 @@ extern const up_protocol_t up_sse_protocol;
 /* The borrower of the request: answers 200 with content-type text/event-stream and
  * cache-control no-cache; the caller adds its own fields (cookies) between start and accept,
  * then the head is sent without an end (the stream ends when the connection does) and the
- * connection carries events. heartbeat_ms 0: none. Returns 0, or -1 when the request is not
- * an event-stream request (nothing was written by accept). */
+ * connection carries events; on HTTP/2 the request's stream carries them, as a connection of
+ * its own (http2/http2_tunnel.h). heartbeat_ms 0: none. start returns 0, or -1 when the
+ * request is not an event-stream request; accept returns the connection the events go to,
+ * with a reference for the caller (up_conn_release), or NULL (nothing was written). */
 int up_sse_lent_start_accept(up_exchange_t *ex);
-int up_sse_lent_accept(up_exchange_t *ex, unsigned heartbeat_ms, const up_upgrade_events_t *events,
-                       void *user);
+up_conn_t *up_sse_lent_accept(up_exchange_t *ex, unsigned heartbeat_ms,
+                              const up_upgrade_events_t *events, void *user);
 
 /* Any thread holding a reference: one event. data may hold line breaks (CR, LF or CRLF): each
  * line becomes a data: field. event and id (NULL for none) must not: then -2. Returns 0, -1

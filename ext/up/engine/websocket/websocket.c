@@ -6,6 +6,7 @@
 #include "base/token.h"
 #include "http1/http1.h"
 #include "http1/response.h"
+#include "http2/http2_tunnel.h"
 #include "websocket/websocket.h"
 #include "websocket/websocket_deflate.h"
 
@@ -131,12 +132,17 @@ up_ws_t *up_ws_lent_start_accept(up_exchange_t *ex, const up_ws_settings_t *sett
     ws->max_message = settings->max_message;
     atomic_init(&ws->ping_ms, settings->ping_ms);
     pthread_mutex_init(&ws->send_lock, NULL);
-    char accept[UP_WS_ACCEPT_LEN + 1];
-    up_ws_accept_key(ex->req->ws_key.base, ex->req->ws_key.len, accept);
-    up_response_start(ex, 101);
-    up_response_add_header(ex, "upgrade", 7, "websocket", 9);
-    up_response_add_header(ex, "connection", 10, "Upgrade", 7);
-    up_response_add_header(ex, "sec-websocket-accept", 20, accept, UP_WS_ACCEPT_LEN);
+    if (ex->req->http2) {
+        /* RFC 8441 §5: a 200 on the stream, with no key to answer. */
+        up_response_start(ex, 200);
+    } else {
+        char accept[UP_WS_ACCEPT_LEN + 1];
+        up_ws_accept_key(ex->req->ws_key.base, ex->req->ws_key.len, accept);
+        up_response_start(ex, 101);
+        up_response_add_header(ex, "upgrade", 7, "websocket", 9);
+        up_response_add_header(ex, "connection", 10, "Upgrade", 7);
+        up_response_add_header(ex, "sec-websocket-accept", 20, accept, UP_WS_ACCEPT_LEN);
+    }
     if (settings->compressors != NULL) {
         up_slice_t offers[8];
         size_t n = extension_offers(&ex->req->head, offers, 8);
@@ -155,17 +161,20 @@ up_ws_t *up_ws_lent_start_accept(up_exchange_t *ex, const up_ws_settings_t *sett
     return ws;
 }
 
-int up_ws_lent_accept(up_exchange_t *ex, up_ws_t *ws, const up_upgrade_events_t *events,
-                      void *user)
+up_conn_t *up_ws_lent_accept(up_exchange_t *ex, up_ws_t *ws, const up_upgrade_events_t *events,
+                             void *user)
 {
     if (up_response_end_head(ex, -1) != UP_RESPONSE_OK) {
         up_ws_discard(ws);
-        return -1;
+        return NULL;
     }
     ws->events = events;
     ws->user = user;
+    if (ex->req->http2)
+        return up_http2_lent_tunnel(ex, &up_websocket_protocol, ws); /* ws goes with it */
     up_http1_switch_protocol(ex, &up_websocket_protocol, ws);
-    return 0;
+    up_conn_retain(ex->conn);
+    return ex->conn;
 }
 
 void up_ws_discard(up_ws_t *ws)

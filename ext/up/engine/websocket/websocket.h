@@ -47,15 +47,18 @@ extern const up_protocol_t up_websocket_protocol;
 /* ---- the request that upgrades (the borrower of its exchange) ---------------------------- */
 
 /* Answers the lent request with 101 Switching Protocols and makes the connection a WebSocket
- * once that is written. start writes the 101's own fields (the accept key, a negotiated
- * permessage-deflate) and returns the connection's WebSocket state, or NULL when the request
- * is not a valid handshake (nothing was written); the caller may then add its own fields
- * (cookies, the chosen Sec-WebSocket-Protocol) with up_response_add_header, and ends with
- * accept (events and user are the binding's, upgrade.h; it returns 0, or -1 and ws is gone)
- * or, when it gives up, discard. settings are copied. */
+ * once that is written; on HTTP/2 (RFC 8441's extended CONNECT) a 200 makes the stream one,
+ * carried as a connection of its own (http2/http2_tunnel.h). start writes the head's own
+ * fields (the accept key, a negotiated permessage-deflate) and returns the WebSocket state, or
+ * NULL when the request is not a valid handshake (nothing was written); the caller may then
+ * add its own fields (cookies, the chosen Sec-WebSocket-Protocol) with up_response_add_header,
+ * and ends with accept (events and user are the binding's, upgrade.h) or, when it gives up,
+ * discard. accept returns the connection the WebSocket lives on, with a reference for the
+ * caller (up_conn_release), which every up_ws_any_* call takes; or NULL, and ws is gone.
+ * settings are copied. */
 up_ws_t *up_ws_lent_start_accept(up_exchange_t *ex, const up_ws_settings_t *settings);
-int up_ws_lent_accept(up_exchange_t *ex, up_ws_t *ws, const up_upgrade_events_t *events,
-                      void *user);
+up_conn_t *up_ws_lent_accept(up_exchange_t *ex, up_ws_t *ws, const up_upgrade_events_t *events,
+                             void *user);
 void up_ws_discard(up_ws_t *ws);
 
 /* ---- compressors -------------------------------------------------------------------------- */
