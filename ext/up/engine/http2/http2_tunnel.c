@@ -3,16 +3,16 @@
 
 #ifdef UP_HAVE_NGHTTP2
 
+#include "http2/http2_tunnel.h"
+#include "base/memory.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/memory.h"
-#include "http2/http2_tunnel.h"
 
 struct up_http2_tunnel_t {
     up_conn_t *conn;
-    void *stream;     /* http2.c's, until the tunnel lets go of it or it is gone */
-    up_buffer_t in;   /* DATA received and not read yet: the stream's window bounds it */
+    void *stream;   /* http2.c's, until the tunnel lets go of it or it is gone */
+    up_buffer_t in; /* DATA received and not read yet: the stream's window bounds it */
     size_t in_pos;
     unsigned started : 1;
     unsigned ended : 1;    /* END_STREAM came */
@@ -72,8 +72,8 @@ static ssize_t tunnel_writev(up_conn_t *conn, const struct iovec *iov, int iovcn
     uint64_t unframed = up_http2_stream_unframed(t->stream);
     if (unframed >= UP_HTTP2_TUNNEL_OUTPUT)
         return UP_IO_AGAIN;
-    ssize_t n = up_http2_stream_append(t->stream, iov, iovcnt,
-                                       (size_t)(UP_HTTP2_TUNNEL_OUTPUT - unframed));
+    ssize_t n =
+        up_http2_stream_append(t->stream, iov, iovcnt, (size_t)(UP_HTTP2_TUNNEL_OUTPUT - unframed));
     if (n < 0) {
         errno = EPIPE;
         return UP_IO_ERROR;

@@ -14,11 +14,11 @@
  * http2.c keeps the stream and this file the carried connection's side; they meet through the
  * calls below, all on the loop thread but up_http2_lent_tunnel. */
 
+#include "core/conn.h"
+#include "core/exchange.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
-#include "core/conn.h"
-#include "core/exchange.h"
 
 /* Bytes of a stream's output framed into DATA at most ahead of the client's reading: past it
  * the carried connection's own output queue holds the rest, and its back-pressure applies. */
