@@ -159,7 +159,7 @@ module Bench
       App.new(name: "ws_echo", path: "test/rackup/ws_echo.ru", request_path: "/", needs: [], default: false,
               only: WS_PEERS, ws: "echo", workers: [1], paths: { "falcon" => "bench/config/falcon_ws_echo.ru" }),
       App.new(name: "ws_broadcast", path: "test/rackup/ws_broadcast.ru", request_path: "/", needs: [],
-              default: false, only: WS_PEERS, ws: "broadcast", workers: [1],
+              default: false, only: WS_PEERS, ws: "broadcast", workers: [1, 2],
               paths: { "falcon" => "bench/config/falcon_ws_broadcast.ru" }),
       App.new(name: "static_1k", path: "bench/static/config.ru", request_path: "/1k.txt",
               needs: [:static_files], only: STATIC_PEERS, default: false, peer_args: STATIC_ARGS,

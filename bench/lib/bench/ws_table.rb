@@ -46,13 +46,19 @@ module Bench
     def title
       case @mode
       when "echo"
-        "#{@app}.ru: echo, #{@shape[:connections]} connections, #{@shape[:size]}-byte messages, 1 worker"
+        "#{@app}.ru: echo, #{@shape[:connections]} connections, #{@shape[:size]}-byte messages, #{workers}"
       when "broadcast"
         "#{@app}.ru: #{thousands(@shape[:connections])} subscribers of one channel, #{@shape[:size]}-byte " \
-          "messages, window #{@ws_load.window}, 1 worker"
+          "messages, window #{@ws_load.window}, #{workers}"
       else
-        "#{@app}: #{thousands(@shape[:connections])} idle WebSocket connections to ws_echo.ru, 1 worker"
+        "#{@app}: #{thousands(@shape[:connections])} idle WebSocket connections to ws_echo.ru, #{workers}"
       end
+    end
+
+    # The table's worker count (ws_broadcast runs on one and on all cores).
+    def workers
+      count = @rows.first&.workers || 1
+      count == 1 ? "1 worker" : "#{count} workers"
     end
 
     def cells(row, baseline, width)
