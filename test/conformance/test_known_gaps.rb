@@ -16,57 +16,27 @@ class TestConformanceKnownGaps < Minitest::Test
     end
     all.each do |runtime, gaps|
       assert_includes Conformance::RUNTIMES.keys, runtime.delete_suffix(" over TLS")
-      gaps.each do |test, reason|
-        klass, method = test.split("#", 2)
-        if Object.const_defined?(klass)
-          assert Object.const_get(klass).method_defined?(method), "known_gaps.rb: #{test} (#{runtime}) is not a test of the suite"
-        else
-          assert not_loaded_here(klass), "known_gaps.rb: #{test} (#{runtime}): no class #{klass} in the suite"
-        end
-        refute_empty reason.to_s.strip, "#{test} has no reason"
-      end
+      gaps.each { |test, reason| assert_a_test_of_the_suite(test, runtime, reason) }
     end
   end
 
   def test_every_file_not_built_on_a_runtime_is_a_file_of_the_suite
     Conformance::NOT_BUILT.each do |runtime, files|
       assert_includes Conformance::RUNTIMES.keys, runtime
-      files.each do |file, reason|
-        assert File.file?(File.join(__dir__, file)), "runtimes.rb: #{file} (#{runtime}) is not a file of the suite"
-        refute_empty reason.to_s.strip, "#{file} has no reason"
-      end
+      files.each { |file, reason| assert_a_file_of_the_suite(file, runtime, reason) }
     end
   end
 
   def test_every_test_not_run_over_tls_is_a_test_of_the_suite
     Conformance::NOT_RUN_OVER_TLS.each do |runtime, tests|
       assert_includes Conformance::RUNTIMES.keys, runtime
-      tests.each do |test, reason|
-        klass, method = test.split("#", 2)
-        if Object.const_defined?(klass)
-          assert Object.const_get(klass).method_defined?(method), "known_gaps.rb: #{test} (#{runtime}) is not a test of the suite"
-        else
-          assert not_loaded_here(klass), "known_gaps.rb: #{test} (#{runtime}): no class #{klass} in the suite"
-        end
-        refute_empty reason.to_s.strip, "#{test} has no reason"
-      end
+      tests.each { |test, reason| assert_a_test_of_the_suite(test, runtime, reason) }
     end
   end
 
   def test_every_test_and_file_left_out_over_http2_is_of_the_suite
-    Conformance::HTTP1_ONLY.each do |test, reason|
-      klass, method = test.split("#", 2)
-      if Object.const_defined?(klass)
-        assert Object.const_get(klass).method_defined?(method), "known_gaps.rb: #{test} (HTTP/1 only) is not a test of the suite"
-      else
-        assert not_loaded_here(klass), "known_gaps.rb: #{test} (HTTP/1 only): no class #{klass} in the suite"
-      end
-      refute_empty reason.to_s.strip, "#{test} has no reason"
-    end
-    Conformance::H2_NOT_RUN.each do |file, reason|
-      assert File.file?(File.join(__dir__, file)), "runtimes.rb: #{file} (HTTP/2) is not a file of the suite"
-      refute_empty reason.to_s.strip, "#{file} has no reason"
-    end
+    Conformance::HTTP1_ONLY.each { |test, reason| assert_a_test_of_the_suite(test, "HTTP/1 only", reason) }
+    Conformance::H2_NOT_RUN.each { |file, reason| assert_a_file_of_the_suite(file, "HTTP/2", reason) }
   end
 
   def test_every_runtime_and_file_left_out_over_tls_is_of_the_suite
@@ -74,10 +44,25 @@ class TestConformanceKnownGaps < Minitest::Test
       assert_includes Conformance::RUNTIMES.keys, runtime
       refute_empty reason.to_s.strip, "#{runtime} has no reason"
     end
-    Conformance::TLS_NOT_RUN.each do |file, reason|
-      assert File.file?(File.join(__dir__, file)), "runtimes.rb: #{file} (TLS) is not a file of the suite"
-      refute_empty reason.to_s.strip, "#{file} has no reason"
+    Conformance::TLS_NOT_RUN.each { |file, reason| assert_a_file_of_the_suite(file, "TLS", reason) }
+  end
+
+  # test ("Class#method"), listed under where, is a test of the suite (loaded or not by this run)
+  # and gives a reason.
+  def assert_a_test_of_the_suite(test, where, reason)
+    klass, method = test.split("#", 2)
+    if Object.const_defined?(klass)
+      assert Object.const_get(klass).method_defined?(method), "known_gaps.rb: #{test} (#{where}) is not a test of the suite"
+    else
+      assert not_loaded_here(klass), "known_gaps.rb: #{test} (#{where}): no class #{klass} in the suite"
     end
+    refute_empty reason.to_s.strip, "#{test} has no reason"
+  end
+
+  # file, listed under where, is a file of the suite and gives a reason.
+  def assert_a_file_of_the_suite(file, where, reason)
+    assert File.file?(File.join(__dir__, file)), "runtimes.rb: #{file} (#{where}) is not a file of the suite"
+    refute_empty reason.to_s.strip, "#{file} has no reason"
   end
 
   # Whether a file of the suite that this run does not load (NOT_BUILT on this runtime, or left
